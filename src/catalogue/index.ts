@@ -1,0 +1,70 @@
+// Typed view of the catalogue rows and every list derived from them (never kept by hand).
+import type { CanonicalField, ToolKind, ToolNamespace } from '../canonical/meta.ts';
+import { CATALOGUE } from './rows.ts';
+
+export interface CatalogueRow {
+  readonly ns: ToolNamespace;
+  readonly name: string;
+  readonly kind: ToolKind;
+  readonly label: string;
+  readonly readOnly: boolean;
+  readonly input: { readonly [F in CanonicalField]?: readonly string[] } | null;
+  readonly large: readonly string[];
+  readonly specific: readonly string[];
+  readonly note?: string;
+}
+
+/** Every row, checked against the row type at compile time. */
+export const CATALOGUE_ROWS: readonly CatalogueRow[] = CATALOGUE satisfies readonly CatalogueRow[];
+
+/** The family of the MCP meta-tools (search_tool / use_tool), reachable from any harness. */
+export const META_TOOL_NAMESPACE: ToolNamespace = 'mcp';
+
+const byKey = new Map<string, CatalogueRow>();
+for (const row of CATALOGUE_ROWS) {
+  const key = `${row.ns}\u0000${row.name}`;
+  if (byKey.has(key)) throw new Error(`Catalogue declares ${row.ns}/${row.name} twice`);
+  byKey.set(key, row);
+}
+
+/** The row of a tool in a family, or of an MCP meta-tool, or undefined. */
+export function findCatalogueRow(namespace: ToolNamespace, name: string): CatalogueRow | undefined {
+  return byKey.get(`${namespace}\u0000${name}`) ?? byKey.get(`${META_TOOL_NAMESPACE}\u0000${name}`);
+}
+
+/** Tools of each namespace, in declaration order. */
+export function listToolsByNamespace(): ReadonlyMap<ToolNamespace, readonly CatalogueRow[]> {
+  const out = new Map<ToolNamespace, CatalogueRow[]>();
+  for (const row of CATALOGUE_ROWS) {
+    const list = out.get(row.ns) ?? [];
+    list.push(row);
+    out.set(row.ns, list);
+  }
+  return out;
+}
+
+/** The read-only set, as `namespace/name` keys. */
+export function listReadOnlyTools(): readonly string[] {
+  return CATALOGUE_ROWS.filter((r) => r.readOnly).map((r) => `${r.ns}/${r.name}`);
+}
+
+/** The catalogue as a Markdown table (the README's catalogue section is generated from this). */
+export function renderCatalogueMarkdown(): string {
+  const lines = [
+    '| namespace | tool | kind | read-only | canonical input ← raw parameters | large | family-specific |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const r of CATALOGUE_ROWS) {
+    const mapping =
+      r.input === null
+        ? '(no stable projection)'
+        : Object.entries(r.input)
+            .map(([field, raws]) => `${field} ← ${(raws ?? []).map((x) => `\`${x}\``).join(' / ')}`)
+            .join('; ');
+    const list = (xs: readonly string[]): string => (xs.length ? xs.map((x) => `\`${x}\``).join(', ') : '');
+    lines.push(
+      `| ${r.ns} | \`${r.name}\` | ${r.kind} | ${r.readOnly ? 'yes' : 'no'} | ${mapping} | ${list(r.large)} | ${list(r.specific)} |`,
+    );
+  }
+  return lines.join('\n');
+}

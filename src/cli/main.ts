@@ -1,0 +1,205 @@
+// The toolcanon command line: replay, validate, report, query, catalogue.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { renderCatalogueMarkdown } from '../catalogue/index.ts';
+import { decodeToolCall, DEFAULT_LIMITS, type DecodeLimits } from '../decode/event.ts';
+import { emptyCounts, replayFiles, type PipelineCounts } from '../pipeline.ts';
+import { ClickHouseSink } from '../sink/clickhouse.ts';
+import { InputError, listInputFiles, openInput, readLines } from '../source/file.ts';
+import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
+import { createProgressBar } from './progress.ts';
+import { DEAD_LETTERS_REPORT_SQL, TOOL_REPORT_GROUPINGS, toolsReportSql, type ToolReportGrouping } from './reports.ts';
+
+const USAGE = `Usage: toolcanon <command> [options]
+
+Commands:
+  replay <paths…|->          Replay JSONL events (files, directories of *.jsonl, or - for stdin)
+                             into ClickHouse and print a summary
+  validate <paths…|->        Check events without writing; one line per bad event; exit 1 if any
+  report tools [--by tool|namespace|kind]
+                             Calls per namespace / kind / tool, errors, read-only share
+  report dead-letters        Dead letters per reason, with an example source
+  query "<SQL>"              Run SQL against the analytics tables
+  catalogue                  Print the tool catalogue (Markdown table)
+
+Options:
+  --format table|json|csv    Output format (json = one object per line); default table
+  --db DIR                   Embedded ClickHouse data directory (default .toolcanon/db, or $TOOLCANON_DB)
+  --clickhouse URL           Write to a ClickHouse server instead (or $TOOLCANON_CLICKHOUSE_URL;
+                             user and password from $TOOLCANON_CLICKHOUSE_USER / _PASSWORD)
+  --max-event-bytes N        Largest accepted event (default ${DEFAULT_LIMITS.maxEventBytes})
+  --max-depth N              Deepest accepted JSON nesting (default ${DEFAULT_LIMITS.maxDepth})
+  --no-progress              Never draw a progress bar
+  -h, --help                 Show this help
+`;
+
+const OPTIONS = {
+  format: { type: 'string', default: 'table' },
+  db: { type: 'string' },
+  clickhouse: { type: 'string' },
+  by: { type: 'string', default: 'tool' },
+  'max-event-bytes': { type: 'string' },
+  'max-depth': { type: 'string' },
+  'no-progress': { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const satisfies ParseArgsConfig['options'];
+
+/** A mistake in how the command was called: printed with the usage hint, exit code 2. */
+class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+interface Io {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly isTty: boolean;
+}
+
+function positiveInt(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^[1-9][0-9]*$/.test(value)) throw new UsageError(`--${name} must be a positive integer, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+function parseFormat(value: string): OutputFormat {
+  if ((OUTPUT_FORMATS as readonly string[]).includes(value)) return value as OutputFormat;
+  throw new UsageError(`--format must be one of ${OUTPUT_FORMATS.join(', ')}, got ${JSON.stringify(value)}`);
+}
+
+function summaryRows(counts: PipelineCounts, elapsedMs: number): Row[] {
+  const rows: Row[] = [
+    { metric: 'events_read', value: counts.eventsRead },
+    { metric: 'rows_written', value: counts.rowsWritten },
+    { metric: 'dead_letters', value: counts.deadLetters },
+  ];
+  for (const [reason, n] of Object.entries(counts.deadLettersByReason)) rows.push({ metric: `dead_letters.${reason}`, value: n });
+  for (const [flag, n] of Object.entries(counts.flaggedRows)) rows.push({ metric: `flagged_rows.${flag}`, value: n });
+  rows.push(
+    { metric: 'blank_lines_skipped', value: counts.blankLines },
+    { metric: 'bytes_read', value: counts.bytesRead },
+    { metric: 'elapsed_ms', value: Math.round(elapsedMs) },
+    { metric: 'events_per_s', value: elapsedMs > 0 ? Math.round((counts.eventsRead * 1000) / elapsedMs) : 0 },
+  );
+  return rows;
+}
+
+async function withSink<T>(values: { db?: string | undefined; clickhouse?: string | undefined }, run: (sink: ClickHouseSink) => Promise<T>): Promise<T> {
+  const sink = await ClickHouseSink.open({ db: values.db, clickhouseUrl: values.clickhouse });
+  try {
+    return await run(sink);
+  } finally {
+    await sink.close();
+  }
+}
+
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    io.out(USAGE);
+    return command === undefined && !values.help ? 2 : 0;
+  }
+  const format = parseFormat(values.format);
+  const limits: DecodeLimits = {
+    maxEventBytes: positiveInt('max-event-bytes', values['max-event-bytes'], DEFAULT_LIMITS.maxEventBytes),
+    maxDepth: positiveInt('max-depth', values['max-depth'], DEFAULT_LIMITS.maxDepth),
+  };
+
+  switch (command) {
+    case 'replay': {
+      if (rest.length === 0) throw new UsageError('replay needs at least one path (a file, a directory, or - for stdin)');
+      const files = listInputFiles(rest);
+      const started = performance.now();
+      const counts = await withSink(values, async (sink) => {
+        io.err(`Replaying ${files.length} input(s) into ${sink.description}`);
+        const progress = createProgressBar(io.isTty && !values['no-progress'], files.reduce((n, f) => n + f.bytes, 0));
+        try {
+          return await replayFiles(files, sink, { limits, onProgress: progress.update });
+        } finally {
+          progress.done();
+        }
+      });
+      io.out(renderRows(summaryRows(counts, performance.now() - started), format));
+      return 0;
+    }
+    case 'validate': {
+      if (rest.length === 0) throw new UsageError('validate needs at least one path');
+      const counts = emptyCounts();
+      const bad: Row[] = [];
+      const warnings: Row[] = [];
+      for (const file of listInputFiles(rest)) {
+        for await (const line of readLines(openInput(file), file.path, undefined, () => counts.blankLines++)) {
+          counts.eventsRead++;
+          const outcome = decodeToolCall(line.bytes, line.source, '1970-01-01 00:00:00.000', limits);
+          if (outcome.kind === 'dead') bad.push({ source: line.source, reason: outcome.dead.reason, detail: outcome.dead.detail });
+          else if (outcome.row.flags.length) warnings.push({ source: line.source, reason: `warning: ${outcome.row.flags.join(',')}`, detail: `${outcome.row.harness}/${outcome.row.tool_name}` });
+        }
+      }
+      const lines = [...bad, ...warnings];
+      if (format === 'table') {
+        for (const r of lines) io.out(`${String(r['source'])}: ${String(r['reason'])}: ${String(r['detail'])}`);
+        io.err(`${counts.eventsRead} event(s): ${counts.eventsRead - bad.length} valid, ${bad.length} invalid, ${warnings.length} flagged`);
+      } else if (lines.length) {
+        io.out(renderRows(lines, format, ['source', 'reason', 'detail']));
+      }
+      return bad.length ? 1 : 0;
+    }
+    case 'report': {
+      const [what] = rest;
+      if (what === 'tools') {
+        const by = values.by;
+        if (!(TOOL_REPORT_GROUPINGS as readonly string[]).includes(by)) throw new UsageError(`--by must be one of ${TOOL_REPORT_GROUPINGS.join(', ')}`);
+        const rows = await withSink(values, (sink) => sink.queryRows<Row>(toolsReportSql(by as ToolReportGrouping)));
+        io.out(renderRows(rows, format));
+        return 0;
+      }
+      if (what === 'dead-letters') {
+        const rows = await withSink(values, (sink) => sink.queryRows<Row>(DEAD_LETTERS_REPORT_SQL));
+        io.out(renderRows(rows, format));
+        return 0;
+      }
+      throw new UsageError(`unknown report ${JSON.stringify(what ?? '')}: expected tools or dead-letters`);
+    }
+    case 'query': {
+      const [sql, ...extra] = rest;
+      if (sql === undefined || extra.length) throw new UsageError('query takes exactly one SQL argument (quote it)');
+      const rows = await withSink(values, (sink) => sink.queryRows<Row>(sql));
+      io.out(renderRows(rows, format));
+      return 0;
+    }
+    case 'catalogue':
+      io.out(renderCatalogueMarkdown());
+      return 0;
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  }
+}
+
+/** Runs the CLI against the process: errors become one clear line on stderr and an exit code. */
+export async function run(argv: readonly string[]): Promise<void> {
+  const io: Io = {
+    out: (t) => process.stdout.write(`${t}\n`),
+    err: (t) => process.stderr.write(`${t}\n`),
+    isTty: process.stderr.isTTY === true,
+  };
+  try {
+    process.exitCode = await main(argv, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`toolcanon: ${error.message}\nRun 'toolcanon --help' for usage.`);
+      process.exitCode = 2;
+    } else if (error instanceof InputError) {
+      io.err(`toolcanon: ${error.message}`);
+      process.exitCode = 1;
+    } else {
+      const e = error as Error & { code?: unknown };
+      io.err(`toolcanon: ${e.message ?? String(error)}`);
+      process.exitCode = 1;
+    }
+  }
+}

@@ -1,0 +1,117 @@
+// The ClickHouse sink: one code path for the embedded engine (chdb, the default) and a server.
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
+import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
+import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL } from './ddl.ts';
+
+export const DEFAULT_DB_DIR = '.toolcanon/db';
+
+export interface SinkTarget {
+  /** Data directory of the embedded engine. */
+  readonly db?: string | undefined;
+  /** URL of a ClickHouse server (http[s]://host:port[/database]); wins over `db`. */
+  readonly clickhouseUrl?: string | undefined;
+}
+
+/** Where the data goes, from flags first, then the environment, then the embedded default. */
+export function resolveSinkTarget(flags: SinkTarget, env: NodeJS.ProcessEnv = process.env): { kind: 'server'; url: string } | { kind: 'embedded'; dir: string } {
+  const url = flags.clickhouseUrl ?? env['TOOLCANON_CLICKHOUSE_URL'];
+  if (url) return { kind: 'server', url };
+  return { kind: 'embedded', dir: resolve(flags.db ?? env['TOOLCANON_DB'] ?? DEFAULT_DB_DIR) };
+}
+
+/** A description of the target safe to print: never user or password. */
+export function describeTarget(target: ReturnType<typeof resolveSinkTarget>): string {
+  if (target.kind === 'embedded') return `embedded ClickHouse at ${target.dir}`;
+  const u = new URL(target.url);
+  return `ClickHouse server ${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;
+}
+
+const TOOL_CALL_COLUMNS = [
+  'event_id', 'ts', 'harness', 'namespace', 'session_id', 'turn_id', 'call_id', 'model', 'tool_name',
+  'kind', 'label', 'read_only', 'meta_version', 'canonical_input', 'path', 'offset', 'limit', 'command',
+  'description', 'cwd', 'directory', 'pattern', 'raw_input', 'status', 'error', 'duration_ms', 'images',
+  'via', 'mcp_server', 'mcp_tool', 'flags', 'input_bytes', 'output_bytes', 'source', 'ingested_at',
+] as const satisfies readonly (keyof ToolCallRow)[];
+
+const DEAD_LETTER_COLUMNS = [
+  'dead_letter_id', 'raw_base64', 'raw_bytes', 'reason', 'detail', 'source', 'ingested_at',
+] as const satisfies readonly (keyof DeadLetterRow)[];
+
+export class ClickHouseSink {
+  private constructor(
+    readonly client: ClickHouseClient,
+    readonly description: string,
+  ) {}
+
+  static async open(flags: SinkTarget): Promise<ClickHouseSink> {
+    const target = resolveSinkTarget(flags);
+    let client: ClickHouseClient;
+    if (target.kind === 'embedded') {
+      mkdirSync(target.dir, { recursive: true });
+      // chdb types its Connection against @clickhouse/client-common's copy of the settings
+      // types, which differ from @clickhouse/client's own copy only under
+      // exactOptionalPropertyTypes; the runtime objects are the same interface.
+      const connection = createChdbConnection({ path: target.dir }) as unknown as NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
+      client = createClient({ connection });
+    } else {
+      const u = new URL(target.url);
+      const database = u.pathname.replace(/^\//, '') || process.env['TOOLCANON_CLICKHOUSE_DATABASE'] || 'default';
+      client = createClient({
+        url: `${u.protocol}//${u.host}`,
+        database,
+        username: process.env['TOOLCANON_CLICKHOUSE_USER'] ?? (decodeURIComponent(u.username) || 'default'),
+        password: process.env['TOOLCANON_CLICKHOUSE_PASSWORD'] ?? decodeURIComponent(u.password),
+        request_timeout: 30_000,
+      });
+    }
+    const sink = new ClickHouseSink(client, describeTarget(target));
+    await sink.migrate();
+    return sink;
+  }
+
+  /** Applies the migrations not yet recorded; safe to run at every start. */
+  async migrate(): Promise<void> {
+    await this.client.command({ query: SCHEMA_MIGRATIONS_DDL });
+    const applied = new Set(
+      (await this.queryRows<{ version: number }>('SELECT version FROM schema_migrations FINAL')).map((r) => Number(r.version)),
+    );
+    for (const m of MIGRATIONS) {
+      if (applied.has(m.version)) continue;
+      for (const statement of m.statements) await this.client.command({ query: statement });
+      await this.client.insert({ table: 'schema_migrations', values: [{ version: m.version, description: m.description }], format: 'JSONEachRow' });
+    }
+  }
+
+  async writeToolCalls(rows: readonly ToolCallRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.client.insert({ table: 'tool_calls', values: rows as ToolCallRow[], format: 'JSONEachRow', columns: [...TOOL_CALL_COLUMNS] });
+  }
+
+  async writeDeadLetters(rows: readonly DeadLetterRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.client.insert({ table: 'dead_letters', values: rows as DeadLetterRow[], format: 'JSONEachRow', columns: [...DEAD_LETTER_COLUMNS] });
+  }
+
+  /** Runs a query and returns its rows (64-bit integers as strings, so they stay exact). */
+  async queryRows<T>(query: string): Promise<T[]> {
+    const result = await this.client.query({
+      query,
+      format: 'JSONEachRow',
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
+    });
+    return result.json<T>();
+  }
+
+  /** Runs a query and returns its result in a ClickHouse output format, as text. */
+  async queryText(query: string, format: 'CSVWithNames' | 'JSONEachRow' | 'TabSeparatedWithNames'): Promise<string> {
+    const result = await this.client.query({ query, format, clickhouse_settings: { output_format_json_quote_64bit_integers: 1 } });
+    return result.text();
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

@@ -1,0 +1,80 @@
+// The analytics schema, in one place, versioned. Applied idempotently at start: each migration
+// runs once (recorded in schema_migrations) and every statement is itself idempotent.
+//
+// Deduplication: at-least-once sources and repeated replays write the same event again.
+// tool_calls is a ReplacingMergeTree keyed by event_id inside a monthly partition of the
+// event's own ts, so a late duplicate always lands in the partition of its twin; reports read
+// with FINAL. dead_letters is keyed the same way by dead_letter_id (source + raw bytes).
+
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly statements: readonly string[];
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'tool_calls and dead_letters',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS tool_calls (
+        event_id String,
+        ts DateTime64(3, 'UTC'),
+        harness LowCardinality(String),
+        namespace LowCardinality(String),
+        session_id String,
+        turn_id String,
+        call_id String,
+        model LowCardinality(String),
+        tool_name LowCardinality(String),
+        kind LowCardinality(String),
+        label LowCardinality(String),
+        read_only Bool,
+        meta_version UInt32,
+        canonical_input String,
+        path Nullable(String),
+        \`offset\` Nullable(Int64),
+        \`limit\` Nullable(Int64),
+        command Nullable(String),
+        description Nullable(String),
+        cwd Nullable(String),
+        directory Nullable(String),
+        pattern Nullable(String),
+        raw_input String,
+        status LowCardinality(String),
+        error String,
+        duration_ms Nullable(UInt64),
+        images UInt32,
+        via LowCardinality(String),
+        mcp_server LowCardinality(String),
+        mcp_tool LowCardinality(String),
+        flags Array(LowCardinality(String)),
+        input_bytes UInt64,
+        output_bytes UInt64,
+        source String,
+        ingested_at DateTime64(3, 'UTC')
+      ) ENGINE = ReplacingMergeTree(ingested_at)
+      PARTITION BY toYYYYMM(ts)
+      ORDER BY (event_id)`,
+      `CREATE TABLE IF NOT EXISTS dead_letters (
+        dead_letter_id String,
+        raw_base64 String EPHEMERAL,
+        raw String DEFAULT base64Decode(raw_base64),
+        raw_bytes UInt64,
+        reason LowCardinality(String),
+        detail String,
+        source String,
+        ingested_at DateTime64(3, 'UTC')
+      ) ENGINE = ReplacingMergeTree(ingested_at)
+      ORDER BY (dead_letter_id)`,
+    ],
+  },
+];
+
+export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version UInt32,
+  description String,
+  applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
+) ENGINE = ReplacingMergeTree ORDER BY version`;
+
+export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));

@@ -1,0 +1,96 @@
+// The file source: JSONL files (or directories of them, or stdin as `-`) as lines of raw bytes,
+// each with its origin `file:line`. Lines are split on LF as bytes, before any decoding, so an
+// invalid UTF-8 line still reaches the decoder (and its dead letter) intact.
+import { createReadStream, statSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+
+export interface SourceLine {
+  readonly bytes: Uint8Array;
+  /** Where the line came from: `path:line` (1-based), or `-:line` for stdin. */
+  readonly source: string;
+}
+
+export interface InputFile {
+  /** The path as it will appear in sources (absolute), or '-' for stdin. */
+  readonly path: string;
+  readonly bytes: number;
+}
+
+/** Expands paths into JSONL files: a directory contributes every *.jsonl below it, sorted. */
+export function listInputFiles(paths: readonly string[]): InputFile[] {
+  const out: InputFile[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile() && entry.name.endsWith('.jsonl')) out.push({ path: full, bytes: statSync(full).size });
+    }
+  };
+  for (const p of paths) {
+    if (p === '-') {
+      out.push({ path: '-', bytes: 0 });
+      continue;
+    }
+    const full = resolve(p);
+    let stat;
+    try {
+      stat = statSync(full);
+    } catch {
+      throw new InputError(`${p}: no such file or directory`);
+    }
+    if (stat.isDirectory()) walk(full);
+    else out.push({ path: full, bytes: stat.size });
+  }
+  return out;
+}
+
+/** A problem with what the user asked for (as opposed to a bad event inside an input). */
+export class InputError extends Error {
+  override readonly name = 'InputError';
+}
+
+/**
+ * Yields the lines of a stream as byte arrays. A blank line (only whitespace) yields nothing
+ * but is counted by the caller through `onBlank`. A last line without a newline is yielded.
+ */
+export async function* readLines(stream: Readable, name: string, onBytes?: (n: number) => void, onBlank?: () => void): AsyncGenerator<SourceLine> {
+  let pending: Buffer[] = [];
+  let lineNo = 0;
+  const emit = (line: Buffer): SourceLine | undefined => {
+    lineNo++;
+    if (isBlank(line)) {
+      onBlank?.();
+      return undefined;
+    }
+    return { bytes: line, source: `${name}:${lineNo}` };
+  };
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    onBytes?.(chunk.byteLength);
+    let start = 0;
+    let nl = chunk.indexOf(0x0a, start);
+    while (nl >= 0) {
+      const piece = chunk.subarray(start, nl);
+      const line = pending.length ? Buffer.concat([...pending, piece]) : piece;
+      pending = [];
+      const out = emit(line);
+      if (out) yield out;
+      start = nl + 1;
+      nl = chunk.indexOf(0x0a, start);
+    }
+    if (start < chunk.byteLength) pending.push(chunk.subarray(start));
+  }
+  if (pending.length) {
+    const out = emit(Buffer.concat(pending));
+    if (out) yield out;
+  }
+}
+
+function isBlank(line: Uint8Array): boolean {
+  for (const b of line) if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
+  return true;
+}
+
+export function openInput(file: InputFile): Readable {
+  return file.path === '-' ? process.stdin : createReadStream(file.path, { highWaterMark: 1 << 20 });
+}

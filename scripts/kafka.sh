@@ -103,7 +103,7 @@ EOF
   rm -rf "$LIB"
   mv "$tmp" "$LIB"
   date -u +%Y-%m-%dT%H:%M:%SZ >"$STAMP"
-  log "classpath ready: $(ls "$LIB" | wc -l) jars in $((SECONDS - started)) s"
+  log "classpath ready: $(find "$LIB" -name "*.jar" | wc -l) jars in $((SECONDS - started)) s"
 }
 
 # ---------------------------------------------------------------------------------------
@@ -126,20 +126,45 @@ port_open() {
   (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
 }
 
-# A real protocol check: send a Metadata v0 request (all topics) and read the start of the
-# response: size(int32) correlation_id(int32) brokers(array count int32). Fenced brokers are
-# left out of metadata, so a count >= 1 means the broker is registered and unfenced.
+# Tiny Kafka protocol client: send one raw request (printf escapes) to the PLAINTEXT
+# listener and print the first N bytes of the response as hex (empty on any failure).
+kafka_request() {
+  local request=$1 nbytes=$2
+  (
+    exec 3<>"/dev/tcp/$HOST/$KAFKA_PORT" || exit 1
+    # shellcheck disable=SC2059
+    printf "$request" >&3
+    timeout 3 head -c "$nbytes" <&3 | od -An -tx1 | tr -d ' \n'
+  ) 2>/dev/null || true
+}
+
+# Readiness, checked with real requests (every request header here: api_key, api_version,
+# correlation_id=7, client_id="probe"; every response starts size(int32) correlation_id(int32)):
+# 1. Metadata v0 (all topics) -> brokers array count. Fenced brokers are left out of
+#    metadata, so a count >= 1 means the broker is registered and unfenced.
 metadata_ok() {
   local hex
-  hex="$(
-    exec 3<>"/dev/tcp/$HOST/$KAFKA_PORT" || exit 1
-    # size=19 | api_key=3 api_version=0 correlation_id=7 client_id="probe" topics=[]
-    printf '\x00\x00\x00\x13\x00\x03\x00\x00\x00\x00\x00\x07\x00\x05probe\x00\x00\x00\x00' >&3
-    timeout 3 head -c 12 <&3 | od -An -tx1 | tr -d ' \n'
-  )" 2>/dev/null || return 1
-  # 12 bytes: ssssssss 00000007 cccccccc
+  hex="$(kafka_request '\x00\x00\x00\x13\x00\x03\x00\x00\x00\x00\x00\x07\x00\x05probe\x00\x00\x00\x00' 12)"
   [[ ${#hex} -eq 24 && "${hex:8:8}" == "00000007" ]] || return 1
   (( 16#${hex:16:8} >= 1 ))
+}
+# 2. FindCoordinator v0 for group "probe" -> error_code 0. The first such request makes the
+#    broker create __consumer_offsets; until it has a leader the answer is
+#    COORDINATOR_NOT_AVAILABLE.
+coordinator_found() {
+  local hex
+  hex="$(kafka_request '\x00\x00\x00\x16\x00\x0a\x00\x00\x00\x00\x00\x07\x00\x05probe\x00\x05probe' 10)"
+  [[ ${#hex} -eq 20 && "${hex:8:8}" == "00000007" && "${hex:16:4}" == "0000" ]]
+}
+# 3. DescribeGroups v0 ["probe"] -> groups count 1 with error_code 0 (COORDINATOR_LOAD_IN_PROGRESS
+#    while the offsets partition loads). __consumer_offsets has a single partition (see the
+#    config), so once this group's coordinator is loaded, every group's is. Without steps 2-3
+#    the first kafkajs consumer on a fresh broker crashes once with "The coordinator is loading"
+#    and restarts itself.
+group_coordinator_ready() {
+  local hex
+  hex="$(kafka_request '\x00\x00\x00\x1a\x00\x0f\x00\x00\x00\x00\x00\x07\x00\x05probe\x00\x00\x00\x01\x00\x05probe' 14)"
+  [[ ${#hex} -eq 28 && "${hex:8:8}" == "00000007" && "${hex:16:8}" == "00000001" && "${hex:24:4}" == "0000" ]]
 }
 
 print_brokers() { echo "KAFKA_BROKERS=$HOST:$KAFKA_PORT"; }
@@ -164,7 +189,7 @@ num.partitions=1
 default.replication.factor=1
 min.insync.replicas=1
 offsets.topic.replication.factor=1
-offsets.topic.num.partitions=3
+offsets.topic.num.partitions=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 transaction.state.log.num.partitions=3
@@ -249,7 +274,7 @@ cmd_start() {
       rm -f "$PID_FILE"
       die "broker exited during startup (log: $LOG_FILE)"
     fi
-    if port_open "$KAFKA_PORT" && metadata_ok; then
+    if port_open "$KAFKA_PORT" && metadata_ok && coordinator_found && group_coordinator_ready; then
       break
     fi
     if ((SECONDS >= deadline)); then

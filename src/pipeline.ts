@@ -54,14 +54,18 @@ export class BatchWriter {
     return this.rows.length + this.dead.length;
   }
 
+  /**
+   * Writes the buffered batch. The buffer is cleared only after the sink acknowledged both
+   * inserts, so a failed flush can be retried as is (the tables deduplicate a partial write).
+   */
   async flush(): Promise<void> {
     const rows = this.rows;
     const dead = this.dead;
+    await this.sink.writeDeadLetters(dead);
+    await this.sink.writeToolCalls(rows);
     this.rows = [];
     this.dead = [];
     this.bufferedBytes = 0;
-    await this.sink.writeDeadLetters(dead);
-    await this.sink.writeToolCalls(rows);
     this.counts.rowsWritten += rows.length;
     this.counts.deadLetters += dead.length;
     for (const d of dead) this.counts.deadLettersByReason[d.reason] = (this.counts.deadLettersByReason[d.reason] ?? 0) + 1;

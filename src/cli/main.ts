@@ -5,6 +5,7 @@ import { decodeToolCall, DEFAULT_LIMITS, type DecodeLimits } from '../decode/eve
 import { emptyCounts, replayFiles, type PipelineCounts } from '../pipeline.ts';
 import { ClickHouseSink } from '../sink/clickhouse.ts';
 import { InputError, listInputFiles, openInput, readLines } from '../source/file.ts';
+import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { createProgressBar } from './progress.ts';
 import { DEAD_LETTERS_REPORT_SQL, TOOL_REPORT_GROUPINGS, toolsReportSql, type ToolReportGrouping } from './reports.ts';
@@ -19,6 +20,10 @@ Commands:
                              Calls per namespace / kind / tool, errors, read-only share
   report dead-letters        Dead letters per reason, with an example source
   query "<SQL>"              Run SQL against the analytics tables
+  consume --brokers H:P --topic T [--group G]
+                             Stream worker: consume events from Kafka into ClickHouse
+  produce <paths…> --brokers H:P --topic T
+                             Publish JSONL events to Kafka, keyed by session_id
   catalogue                  Print the tool catalogue (Markdown table)
 
 Options:
@@ -43,16 +48,6 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies ParseArgsConfig['options'];
 
-/** A mistake in how the command was called: printed with the usage hint, exit code 2. */
-class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
-
-interface Io {
-  readonly out: (text: string) => void;
-  readonly err: (text: string) => void;
-  readonly isTty: boolean;
-}
 
 function positiveInt(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -92,6 +87,11 @@ async function withSink<T>(values: { db?: string | undefined; clickhouse?: strin
 }
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
+  // The Kafka commands have options of their own (and the only imports of the Kafka client).
+  if (argv[0] === 'consume' || argv[0] === 'produce') {
+    const kafka = await import('./kafka-commands.ts');
+    return argv[0] === 'consume' ? kafka.runConsumeCommand(argv.slice(1), io) : kafka.runProduceCommand(argv.slice(1), io);
+  }
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });

@@ -1,81 +1,167 @@
 // The pipeline's one fixed shape: source -> decode/validate -> project -> sink, with counts that
 // prove nothing was lost (events read = rows written + dead letters).
-import { decodeToolCall, DEFAULT_LIMITS, nowClickHouseTime, type DecodeLimits } from './decode/event.ts';
+import {
+  ContextAccountant,
+  DEFAULT_ACCOUNTING,
+  freshSessionState,
+  type AccountingConfig,
+  type AccountingResult,
+  type BreachRow,
+  type TokenUsageRow,
+} from './accounting/session.ts';
+import { decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
 import type { DeadLetterReason, DeadLetterRow, RowFlag, ToolCallRow } from './model/records.ts';
 import type { ClickHouseSink } from './sink/clickhouse.ts';
 import { listInputFiles, openInput, readLines, type InputFile, type SourceLine } from './source/file.ts';
 
 export interface PipelineCounts {
   eventsRead: number;
+  /** Input events stored as rows: tool calls plus observed usage events. */
   rowsWritten: number;
+  toolCallRows: number;
+  usageRows: number;
   deadLetters: number;
   deadLettersByReason: Partial<Record<DeadLetterReason, number>>;
   flaggedRows: Partial<Record<RowFlag, number>>;
+  /** Derived rows (not input events): estimates of tool outputs and threshold breaches. */
+  estimateRows: number;
+  breaches: number;
   blankLines: number;
   bytesRead: number;
 }
 
 export function emptyCounts(): PipelineCounts {
-  return { eventsRead: 0, rowsWritten: 0, deadLetters: 0, deadLettersByReason: {}, flaggedRows: {}, blankLines: 0, bytesRead: 0 };
+  return {
+    eventsRead: 0,
+    rowsWritten: 0,
+    toolCallRows: 0,
+    usageRows: 0,
+    deadLetters: 0,
+    deadLettersByReason: {},
+    flaggedRows: {},
+    estimateRows: 0,
+    breaches: 0,
+    blankLines: 0,
+    bytesRead: 0,
+  };
 }
 
 export interface BatchLimits {
-  /** Flush when this many rows (tool calls + dead letters) are buffered. */
+  /** Flush when this many events are buffered. */
   readonly maxBatchRows: number;
-  /** Flush when the buffered rows hold about this many bytes of raw input. */
+  /** Flush when the buffered events hold about this many bytes. */
   readonly maxBatchBytes: number;
 }
 
 export const DEFAULT_BATCH: BatchLimits = { maxBatchRows: 20_000, maxBatchBytes: 32 * 1024 * 1024 };
 
-/** Buffers decoded events and writes them in batches; counts only what the sink acknowledged. */
+/** A batch with its derived rows computed, ready to be written (and rewritten on retry). */
+interface PreparedBatch {
+  readonly toolCalls: ToolCallRow[];
+  readonly deadLetters: DeadLetterRow[];
+  readonly tokenUsage: TokenUsageRow[];
+  readonly breaches: BreachRow[];
+  readonly usageEvents: number;
+}
+
+/**
+ * Buffers decoded events in arrival order and writes them in batches: decode/validate ->
+ * project -> account -> sink. Counts only what the sink acknowledged.
+ */
 export class BatchWriter {
-  private rows: ToolCallRow[] = [];
-  private dead: DeadLetterRow[] = [];
+  private outcomes: DecodeOutcome[] = [];
   private bufferedBytes = 0;
+  private prepared: PreparedBatch | undefined;
+  readonly accountant: ContextAccountant;
 
   constructor(
     private readonly sink: ClickHouseSink,
     readonly counts: PipelineCounts,
     private readonly batch: BatchLimits = DEFAULT_BATCH,
-  ) {}
+    accounting: AccountingConfig = DEFAULT_ACCOUNTING,
+  ) {
+    this.accountant = new ContextAccountant(accounting);
+  }
 
   /** Decodes one line into the batch; returns true when the batch is due for a flush. */
   add(line: SourceLine, ingestedAt: string, limits: DecodeLimits): boolean {
     this.counts.eventsRead++;
-    const outcome = decodeToolCall(line.bytes, line.source, ingestedAt, limits);
-    if (outcome.kind === 'row') this.rows.push(outcome.row);
-    else this.dead.push(outcome.dead);
+    this.outcomes.push(decodeEvent(line.bytes, line.source, ingestedAt, limits));
     this.bufferedBytes += line.bytes.byteLength;
-    return this.rows.length + this.dead.length >= this.batch.maxBatchRows || this.bufferedBytes >= this.batch.maxBatchBytes;
+    return this.outcomes.length >= this.batch.maxBatchRows || this.bufferedBytes >= this.batch.maxBatchBytes;
   }
 
   get pending(): number {
-    return this.rows.length + this.dead.length;
+    return this.outcomes.length;
   }
 
   /**
-   * Writes the buffered batch. The buffer is cleared only after the sink acknowledged both
-   * inserts, so a failed flush can be retried as is (the tables deduplicate a partial write).
+   * Runs the accounting over the batch, in arrival order, once. Sessions this process has not
+   * seen are first rebuilt from token_usage (their last row before their first event here), so
+   * a restarted worker neither forgets a session nor breaches twice for one crossing.
+   */
+  private async prepare(): Promise<PreparedBatch> {
+    const firstTs = new Map<string, string>();
+    for (const o of this.outcomes) {
+      const sessionTs = o.kind === 'row' ? [o.row.session_id, o.row.ts] : o.kind === 'usage' ? [o.usage.session_id, o.usage.ts] : undefined;
+      if (!sessionTs) continue;
+      const [session, ts] = sessionTs as [string, string];
+      if (this.accountant.has(session)) continue;
+      const seen = firstTs.get(session);
+      if (seen === undefined || ts < seen) firstTs.set(session, ts);
+    }
+    const restored = await this.sink.loadSessionStates(firstTs);
+    for (const session of firstTs.keys()) this.accountant.restore(session, restored.get(session) ?? freshSessionState());
+
+    const batch: PreparedBatch = { toolCalls: [], deadLetters: [], tokenUsage: [], breaches: [], usageEvents: 0 };
+    for (const o of this.outcomes) {
+      let result: AccountingResult = {};
+      if (o.kind === 'dead') batch.deadLetters.push(o.dead);
+      else if (o.kind === 'row') {
+        batch.toolCalls.push(o.row);
+        result = this.accountant.onToolOutput(o.row, o.outputClass, o.row.ingested_at);
+      } else {
+        (batch as { usageEvents: number }).usageEvents++;
+        result = this.accountant.onUsage(o.usage, o.usage.ingested_at);
+      }
+      if (result.usage) batch.tokenUsage.push(result.usage);
+      if (result.breach) batch.breaches.push(result.breach);
+    }
+    return batch;
+  }
+
+  /**
+   * Writes the buffered batch. The buffer is cleared only after the sink acknowledged every
+   * insert, so a failed flush can be retried as is: the derived rows are computed once and the
+   * tables deduplicate a partial write.
    */
   async flush(): Promise<void> {
-    const rows = this.rows;
-    const dead = this.dead;
-    await this.sink.writeDeadLetters(dead);
-    await this.sink.writeToolCalls(rows);
-    this.rows = [];
-    this.dead = [];
+    if (this.outcomes.length === 0) return;
+    this.prepared ??= await this.prepare();
+    const b = this.prepared;
+    await this.sink.writeDeadLetters(b.deadLetters);
+    await this.sink.writeToolCalls(b.toolCalls);
+    await this.sink.writeTokenUsage(b.tokenUsage);
+    await this.sink.writeBreaches(b.breaches);
+    this.outcomes = [];
+    this.prepared = undefined;
     this.bufferedBytes = 0;
-    this.counts.rowsWritten += rows.length;
-    this.counts.deadLetters += dead.length;
-    for (const d of dead) this.counts.deadLettersByReason[d.reason] = (this.counts.deadLettersByReason[d.reason] ?? 0) + 1;
-    for (const r of rows) for (const f of r.flags) this.counts.flaggedRows[f] = (this.counts.flaggedRows[f] ?? 0) + 1;
+    const c = this.counts;
+    c.toolCallRows += b.toolCalls.length;
+    c.usageRows += b.usageEvents;
+    c.rowsWritten += b.toolCalls.length + b.usageEvents;
+    c.deadLetters += b.deadLetters.length;
+    c.estimateRows += b.tokenUsage.length - b.usageEvents;
+    c.breaches += b.breaches.length;
+    for (const d of b.deadLetters) c.deadLettersByReason[d.reason] = (c.deadLettersByReason[d.reason] ?? 0) + 1;
+    for (const r of b.toolCalls) for (const f of r.flags) c.flaggedRows[f] = (c.flaggedRows[f] ?? 0) + 1;
   }
 }
 
 export interface ReplayOptions {
   readonly limits?: DecodeLimits;
   readonly batch?: BatchLimits;
+  readonly accounting?: AccountingConfig;
   /** Called with (bytes read so far, total bytes) as input is consumed. */
   readonly onProgress?: (bytesRead: number, totalBytes: number) => void;
 }
@@ -88,7 +174,7 @@ export async function replayPaths(paths: readonly string[], sink: ClickHouseSink
 
 export async function replayFiles(files: readonly InputFile[], sink: ClickHouseSink, options: ReplayOptions = {}): Promise<PipelineCounts> {
   const counts = emptyCounts();
-  const writer = new BatchWriter(sink, counts, options.batch);
+  const writer = new BatchWriter(sink, counts, options.batch, options.accounting);
   const limits = options.limits ?? DEFAULT_LIMITS;
   const totalBytes = files.reduce((n, f) => n + f.bytes, 0);
   const ingestedAt = nowClickHouseTime();

@@ -1,14 +1,24 @@
 // The toolcanon command line: replay, validate, report, query, catalogue.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { renderCatalogueMarkdown } from '../catalogue/index.ts';
-import { decodeToolCall, DEFAULT_LIMITS, type DecodeLimits } from '../decode/event.ts';
+import { decodeEvent, DEFAULT_LIMITS, type DecodeLimits } from '../decode/event.ts';
 import { emptyCounts, replayFiles, type PipelineCounts } from '../pipeline.ts';
 import { ClickHouseSink } from '../sink/clickhouse.ts';
 import { InputError, listInputFiles, openInput, readLines } from '../source/file.ts';
 import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { createProgressBar } from './progress.ts';
-import { DEAD_LETTERS_REPORT_SQL, TOOL_REPORT_GROUPINGS, toolsReportSql, type ToolReportGrouping } from './reports.ts';
+import {
+  BREACHES_REPORT_SQL,
+  DEAD_LETTERS_REPORT_SQL,
+  DRIFT_REPORT_SQL,
+  TOOL_REPORT_GROUPINGS,
+  toolsReportSql,
+  USAGE_REPORT_SQL,
+  type ToolReportGrouping,
+} from './reports.ts';
+import { ModelTable } from '../accounting/models.ts';
+import type { AccountingConfig } from '../accounting/session.ts';
 
 const USAGE = `Usage: toolcanon <command> [options]
 
@@ -18,6 +28,9 @@ Commands:
   validate <paths…|->        Check events without writing; one line per bad event; exit 1 if any
   report tools [--by tool|namespace|kind]
                              Calls per namespace / kind / tool, errors, read-only share
+  report usage               Observed tokens per harness / model / day, by kind, beside estimates
+  report breaches            Sessions that crossed the context threshold: when, at what %
+  report drift               Estimated (bytes/4) vs observed tokens per harness / model / content class
   report dead-letters        Dead letters per reason, with an example source
   query "<SQL>"              Run SQL against the analytics tables
   consume --brokers H:P --topic T [--group G]
@@ -31,6 +44,9 @@ Options:
   --db DIR                   Embedded ClickHouse data directory (default .toolcanon/db, or $TOOLCANON_DB)
   --clickhouse URL           Write to a ClickHouse server instead (or $TOOLCANON_CLICKHOUSE_URL;
                              user and password from $TOOLCANON_CLICKHOUSE_USER / _PASSWORD)
+  --threshold-pct N          Context threshold for breaches, percent (default 85)
+  --headroom-tokens N        Headroom: moves the trigger earlier by N tokens (default 0)
+  --models FILE              JSON { "model": contextWindowTokens } laid over the shipped table
   --max-event-bytes N        Largest accepted event (default ${DEFAULT_LIMITS.maxEventBytes})
   --max-depth N              Deepest accepted JSON nesting (default ${DEFAULT_LIMITS.maxDepth})
   --no-progress              Never draw a progress bar
@@ -42,6 +58,9 @@ const OPTIONS = {
   db: { type: 'string' },
   clickhouse: { type: 'string' },
   by: { type: 'string', default: 'tool' },
+  'threshold-pct': { type: 'string' },
+  'headroom-tokens': { type: 'string' },
+  models: { type: 'string' },
   'max-event-bytes': { type: 'string' },
   'max-depth': { type: 'string' },
   'no-progress': { type: 'boolean', default: false },
@@ -64,17 +83,29 @@ function summaryRows(counts: PipelineCounts, elapsedMs: number): Row[] {
   const rows: Row[] = [
     { metric: 'events_read', value: counts.eventsRead },
     { metric: 'rows_written', value: counts.rowsWritten },
+    { metric: 'rows_written.tool_calls', value: counts.toolCallRows },
+    { metric: 'rows_written.usage', value: counts.usageRows },
     { metric: 'dead_letters', value: counts.deadLetters },
   ];
   for (const [reason, n] of Object.entries(counts.deadLettersByReason)) rows.push({ metric: `dead_letters.${reason}`, value: n });
   for (const [flag, n] of Object.entries(counts.flaggedRows)) rows.push({ metric: `flagged_rows.${flag}`, value: n });
   rows.push(
+    { metric: 'estimates_written', value: counts.estimateRows },
+    { metric: 'threshold_breaches', value: counts.breaches },
     { metric: 'blank_lines_skipped', value: counts.blankLines },
     { metric: 'bytes_read', value: counts.bytesRead },
     { metric: 'elapsed_ms', value: Math.round(elapsedMs) },
     { metric: 'events_per_s', value: elapsedMs > 0 ? Math.round((counts.eventsRead * 1000) / elapsedMs) : 0 },
   );
   return rows;
+}
+
+function accountingConfig(values: { 'threshold-pct'?: string | undefined; 'headroom-tokens'?: string | undefined; models?: string | undefined }): AccountingConfig {
+  const pct = values['threshold-pct'] ?? '85';
+  if (!/^[0-9]+$/.test(pct) || Number(pct) > 100) throw new UsageError(`--threshold-pct must be an integer from 0 to 100, got ${JSON.stringify(pct)}`);
+  const headroom = values['headroom-tokens'] ?? '0';
+  if (!/^[0-9]+$/.test(headroom)) throw new UsageError(`--headroom-tokens must be a non-negative integer, got ${JSON.stringify(headroom)}`);
+  return { thresholdPct: Number(pct), headroomTokens: BigInt(headroom), models: ModelTable.withOverrides(values.models) };
 }
 
 async function withSink<T>(values: { db?: string | undefined; clickhouse?: string | undefined }, run: (sink: ClickHouseSink) => Promise<T>): Promise<T> {
@@ -119,7 +150,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         io.err(`Replaying ${files.length} input(s) into ${sink.description}`);
         const progress = createProgressBar(io.isTty && !values['no-progress'], files.reduce((n, f) => n + f.bytes, 0));
         try {
-          return await replayFiles(files, sink, { limits, onProgress: progress.update });
+          return await replayFiles(files, sink, { limits, accounting: accountingConfig(values), onProgress: progress.update });
         } finally {
           progress.done();
         }
@@ -135,9 +166,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       for (const file of listInputFiles(rest)) {
         for await (const line of readLines(openInput(file), file.path, undefined, () => counts.blankLines++)) {
           counts.eventsRead++;
-          const outcome = decodeToolCall(line.bytes, line.source, '1970-01-01 00:00:00.000', limits);
+          const outcome = decodeEvent(line.bytes, line.source, '1970-01-01 00:00:00.000', limits);
           if (outcome.kind === 'dead') bad.push({ source: line.source, reason: outcome.dead.reason, detail: outcome.dead.detail });
-          else if (outcome.row.flags.length) warnings.push({ source: line.source, reason: `warning: ${outcome.row.flags.join(',')}`, detail: `${outcome.row.harness}/${outcome.row.tool_name}` });
+          else if (outcome.kind === 'row' && outcome.row.flags.length) warnings.push({ source: line.source, reason: `warning: ${outcome.row.flags.join(',')}`, detail: `${outcome.row.harness}/${outcome.row.tool_name}` });
         }
       }
       const lines = [...bad, ...warnings];
@@ -158,12 +189,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         io.out(renderRows(rows, format));
         return 0;
       }
-      if (what === 'dead-letters') {
-        const rows = await withSink(values, (sink) => sink.queryRows<Row>(DEAD_LETTERS_REPORT_SQL));
-        io.out(renderRows(rows, format));
-        return 0;
-      }
-      throw new UsageError(`unknown report ${JSON.stringify(what ?? '')}: expected tools or dead-letters`);
+      const sql = { 'dead-letters': DEAD_LETTERS_REPORT_SQL, usage: USAGE_REPORT_SQL, breaches: BREACHES_REPORT_SQL, drift: DRIFT_REPORT_SQL }[what ?? ''];
+      if (sql === undefined) throw new UsageError(`unknown report ${JSON.stringify(what ?? '')}: expected tools, usage, breaches, drift or dead-letters`);
+      const rows = await withSink(values, (sink) => sink.queryRows<Row>(sql));
+      io.out(renderRows(rows, format));
+      return 0;
     }
     case 'query': {
       const [sql, ...extra] = rest;

@@ -1,9 +1,12 @@
 // Decodes one input line (the bytes of a JSONL line or a Kafka message value) into a tool_call
-// row or a dead letter. Never throws on bad input: every event ends in exactly one of the two.
+// row, a usage record or a dead letter. Never throws on bad input: every event ends in exactly
+// one of them.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { TOOL_META_VERSION, type Harness } from '../canonical/meta.ts';
+import { U64_MAX } from '../accounting/arithmetic.ts';
+import { classifyContent, type ContentClass } from '../accounting/content-class.ts';
 import type { DeadLetterReason, DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import { projectToolCall } from '../transform/project.ts';
 import { indexObject } from './spans.ts';
@@ -17,9 +20,31 @@ export interface DecodeLimits {
 
 export const DEFAULT_LIMITS: DecodeLimits = { maxEventBytes: 4 * 1024 * 1024, maxDepth: 128 };
 
+/** Observed usage of one finished request, figures exact (u64 as bigint). */
+export interface UsageRecord {
+  readonly event_id: string;
+  readonly ts: string;
+  readonly harness: Harness;
+  readonly session_id: string;
+  readonly turn_id: string;
+  readonly model: string;
+  readonly request_id: string;
+  readonly input_tokens: bigint;
+  readonly output_tokens: bigint;
+  readonly cache_read_tokens: bigint | null;
+  readonly cache_write_tokens: bigint | null;
+  readonly reasoning_tokens: bigint | null;
+  readonly context_window_tokens: bigint | null;
+  readonly source: string;
+  readonly ingested_at: string;
+}
+
 export type DecodeOutcome =
-  | { readonly kind: 'row'; readonly row: ToolCallRow }
+  | { readonly kind: 'row'; readonly row: ToolCallRow; readonly outputClass: ContentClass }
+  | { readonly kind: 'usage'; readonly usage: UsageRecord }
   | { readonly kind: 'dead'; readonly dead: DeadLetterRow };
+
+export const EVENT_TYPES = ['tool_call', 'usage'] as const;
 
 interface ToolCallEvent {
   schema: 'toolcanon.event/v1';
@@ -40,10 +65,31 @@ interface ToolCallEvent {
   event_id?: string;
 }
 
-const schemaUrl = new URL('../../schemas/tool-call-event.v1.schema.json', import.meta.url);
+interface UsageEvent {
+  schema: 'toolcanon.event/v1';
+  type: 'usage';
+  ts: string;
+  harness: Harness;
+  session_id: string;
+  turn_id?: string;
+  model: string;
+  request_id: string;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+  reasoning_tokens?: number;
+  context_window_tokens?: number;
+  event_id?: string;
+}
+
 const ajv = new Ajv2020({ allErrors: false, strict: true, allowUnionTypes: true });
+function loadSchema(file: string): object {
+  return JSON.parse(readFileSync(new URL(`../../schemas/${file}`, import.meta.url), 'utf8')) as object;
+}
 /** Compiled once per process. */
-const validateToolCall = ajv.compile<ToolCallEvent>(JSON.parse(readFileSync(schemaUrl, 'utf8')) as object);
+const validateToolCall = ajv.compile<ToolCallEvent>(loadSchema('tool-call-event.v1.schema.json'));
+const validateUsage = ajv.compile<UsageEvent>(loadSchema('usage-event.v1.schema.json'));
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 function sha256Hex(data: Uint8Array | string, chars: number): string {
@@ -54,6 +100,13 @@ function sha256Hex(data: Uint8Array | string, chars: number): string {
 export function toClickHouseTime(ts: string): string | undefined {
   const ms = Date.parse(ts);
   if (Number.isNaN(ms)) return undefined;
+  // Date.parse rolls 2026-02-30 over into March: check the calendar date and time as written.
+  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})/.exec(ts);
+  if (m) {
+    const [, y, mo, d, h, mi, s] = m.map(Number) as [number, number, number, number, number, number, number];
+    const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+    if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth || h > 23 || mi > 59 || s > 59) return undefined;
+  }
   const iso = new Date(ms).toISOString(); // 2026-12-02T10:00:00.123Z
   return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
 }
@@ -76,15 +129,27 @@ export function deadLetter(raw: Uint8Array, reason: DeadLetterReason, detail: st
   };
 }
 
-function describeSchemaError(e: ErrorObject): { reason: DeadLetterReason; detail: string } {
+/** A short rendering of an offending value for a dead letter's detail. */
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Ajv's first error as a reason and a detail naming the field, the rule and the value. */
+function describeSchemaError(e: ErrorObject, event: unknown): { reason: DeadLetterReason; detail: string } {
   const where = e.instancePath === '' ? '(event)' : e.instancePath;
+  const value = e.instancePath === '' ? undefined : e.instancePath.split('/').slice(1).reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], event);
+  const got = value === undefined ? '' : ` (got ${preview(value)})`;
+  const params = e.params as { allowedValues?: unknown[]; allowedValue?: unknown; additionalProperty?: string };
   if (e.instancePath === '/harness' && e.keyword === 'enum') {
-    return { reason: 'unknown_harness', detail: `${where}: harness is not one of ${(e.params as { allowedValues: string[] }).allowedValues.join(', ')}` };
+    return { reason: 'unknown_harness', detail: `${where}: unknown harness${got}; expected one of ${(params.allowedValues ?? []).join(', ')}` };
   }
   let message = e.message ?? e.keyword;
-  if (e.keyword === 'additionalProperties') message += `: ${(e.params as { additionalProperty: string }).additionalProperty}`;
-  if (e.keyword === 'enum') message += `: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
-  return { reason: 'schema', detail: `${where}: ${message}` };
+  if (e.keyword === 'additionalProperties') message = `unknown field ${JSON.stringify(params.additionalProperty)}`;
+  if (e.keyword === 'enum') message = `must be one of ${(params.allowedValues ?? []).join(', ')}`;
+  if (e.keyword === 'const') message = `must be ${JSON.stringify(params.allowedValue)}`;
+  if (e.keyword === 'pattern' && where === '/ts') message = 'must be an RFC 3339 timestamp with an offset, such as 2026-12-02T10:00:00.123Z';
+  return { reason: 'schema', detail: `${where}: ${message}${got}` };
 }
 
 /** Removes a trailing CR (CRLF files) and a UTF-8 byte order mark. */
@@ -96,7 +161,9 @@ export function trimLine(line: Uint8Array): Uint8Array {
   return start === 0 && end === line.byteLength ? line : line.subarray(start, end);
 }
 
-export function decodeToolCall(line: Uint8Array, source: string, ingestedAt: string, limits: DecodeLimits = DEFAULT_LIMITS): DecodeOutcome {
+export function decodeEvent(received: Uint8Array, source: string, ingestedAt: string, limits: DecodeLimits = DEFAULT_LIMITS): DecodeOutcome {
+  // CRLF files and a leading BOM decode (and hash) the same as their plain LF twins.
+  const line = trimLine(received);
   const dead = (reason: DeadLetterReason, detail: string): DecodeOutcome => ({
     kind: 'dead',
     dead: deadLetter(line, reason, detail, source, ingestedAt),
@@ -121,11 +188,15 @@ export function decodeToolCall(line: Uint8Array, source: string, ingestedAt: str
   } catch (error) {
     return dead('invalid_json', (error as Error).message);
   }
-  if (!validateToolCall(parsed)) {
-    const first = validateToolCall.errors?.[0];
-    const { reason, detail } = first ? describeSchemaError(first) : { reason: 'schema' as const, detail: 'invalid event' };
-    return dead(reason, detail);
+  const type = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as { type?: unknown }).type : undefined;
+  if (type === 'usage') {
+    if (!validateUsage(parsed)) return schemaDeadLetter(validateUsage.errors, parsed, dead);
+    return decodeUsage(parsed, line, text, index?.members, source, ingestedAt, dead);
   }
+  if (type !== undefined && type !== 'tool_call') {
+    return dead('schema', `/type: must be one of ${EVENT_TYPES.map((t) => JSON.stringify(t)).join(', ')} (got ${preview(type)})`);
+  }
+  if (!validateToolCall(parsed)) return schemaDeadLetter(validateToolCall.errors, parsed, dead);
   const event = parsed;
   const ts = toClickHouseTime(event.ts);
   if (ts === undefined) return dead('schema', `/ts: not a valid date: ${event.ts}`);
@@ -137,6 +208,7 @@ export function decodeToolCall(line: Uint8Array, source: string, ingestedAt: str
   const p = projectToolCall(event.harness, event.tool, { text: rawInput, wasString });
   return {
     kind: 'row',
+    outputClass: event.output === undefined ? 'empty' : classifyContent(event.output),
     row: {
       event_id: event.event_id ?? sha256Hex(line, 32),
       ts,
@@ -164,6 +236,60 @@ export function decodeToolCall(line: Uint8Array, source: string, ingestedAt: str
       flags: p.flags,
       input_bytes: Buffer.byteLength(rawInput, 'utf8'),
       output_bytes: event.output === undefined ? 0 : Buffer.byteLength(event.output, 'utf8'),
+      source,
+      ingested_at: ingestedAt,
+    },
+  };
+}
+
+function schemaDeadLetter(errors: ErrorObject[] | null | undefined, parsed: unknown, dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome): DecodeOutcome {
+  const first = errors?.[0];
+  const { reason, detail } = first ? describeSchemaError(first, parsed) : { reason: 'schema' as const, detail: 'invalid event' };
+  return dead(reason, detail);
+}
+
+const TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'context_window_tokens'] as const;
+
+/** A usage event's figures, exact: read from the line's text, so counts beyond 2^53 stay exact. */
+function decodeUsage(
+  event: UsageEvent,
+  line: Uint8Array,
+  text: string,
+  members: ReadonlyMap<string, { start: number; end: number }> | undefined,
+  source: string,
+  ingestedAt: string,
+  dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome,
+): DecodeOutcome {
+  const ts = toClickHouseTime(event.ts);
+  if (ts === undefined) return dead('schema', `/ts: not a valid date: ${event.ts}`);
+  const figures: Partial<Record<(typeof TOKEN_FIELDS)[number], bigint>> = {};
+  for (const field of TOKEN_FIELDS) {
+    const span = members?.get(field);
+    if (span === undefined || event[field] === undefined) continue;
+    const raw = text.slice(span.start, span.end);
+    let value: bigint;
+    if (/^[0-9]+$/.test(raw)) value = BigInt(raw);
+    else if (Number.isSafeInteger(event[field])) value = BigInt(event[field] as number);
+    else return dead('schema', `/${field}: must be an exact integer (got ${raw})`);
+    if (value > U64_MAX) return dead('schema', `/${field}: must be at most 2^64 - 1 (got ${raw})`);
+    figures[field] = value;
+  }
+  return {
+    kind: 'usage',
+    usage: {
+      event_id: event.event_id ?? sha256Hex(line, 32),
+      ts,
+      harness: event.harness,
+      session_id: event.session_id,
+      turn_id: event.turn_id ?? '',
+      model: event.model,
+      request_id: event.request_id,
+      input_tokens: figures.input_tokens ?? 0n,
+      output_tokens: figures.output_tokens ?? 0n,
+      cache_read_tokens: figures.cache_read_tokens ?? null,
+      cache_write_tokens: figures.cache_write_tokens ?? null,
+      reasoning_tokens: figures.reasoning_tokens ?? null,
+      context_window_tokens: figures.context_window_tokens ?? null,
       source,
       ingested_at: ingestedAt,
     },

@@ -3,6 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
+import type { ContentClass } from '../accounting/content-class.ts';
+import type { BreachRow, FigureSource, SessionState, TokenUsageRow } from '../accounting/session.ts';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL } from './ddl.ts';
 
@@ -95,10 +97,68 @@ export class ClickHouseSink {
     await this.client.insert({ table: 'dead_letters', values: rows as DeadLetterRow[], format: 'JSONEachRow', columns: [...DEAD_LETTER_COLUMNS] });
   }
 
+  async writeTokenUsage(rows: readonly TokenUsageRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.client.insert({ table: 'token_usage', values: rows as TokenUsageRow[], format: 'JSONEachRow' });
+  }
+
+  async writeBreaches(rows: readonly BreachRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.client.insert({ table: 'threshold_breaches', values: rows as BreachRow[], format: 'JSONEachRow' });
+  }
+
+  /**
+   * Rebuilds the accounting state of sessions from their last token_usage row strictly before
+   * the given time (the first event of theirs about to be processed). A session with no such
+   * row is absent from the result: it starts fresh.
+   */
+  async loadSessionStates(before: ReadonlyMap<string, string>): Promise<Map<string, SessionState>> {
+    const out = new Map<string, SessionState>();
+    if (before.size === 0) return out;
+    const sessions = [...before.entries()];
+    const rows = await this.queryRows<{
+      session_id: string;
+      context_tokens: string;
+      context_source: FigureSource;
+      model: string;
+      context_window_tokens: string | null;
+      above_threshold: boolean;
+      last_observed_context: string | null;
+      estimated_since_observed: string;
+      classes_since_observed: ContentClass[];
+      session_seq: string;
+    }>({
+      query: `SELECT session_id, context_tokens, context_source, model, context_window_tokens, above_threshold,
+          last_observed_context, estimated_since_observed, classes_since_observed, session_seq
+        FROM token_usage AS u FINAL
+        INNER JOIN (SELECT tupleElement(p, 1) AS sid, toDateTime64(tupleElement(p, 2), 3, 'UTC') AS first_ts
+                    FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {tss:Array(String)})) AS p)) AS b ON u.session_id = b.sid
+        WHERE u.ts < b.first_ts
+        ORDER BY u.session_id, u.ts DESC, u.session_seq DESC
+        LIMIT 1 BY u.session_id`,
+      query_params: { sids: sessions.map(([sid]) => sid), tss: sessions.map(([, ts]) => ts) },
+    });
+    for (const r of rows) {
+      out.set(r.session_id, {
+        contextTokens: BigInt(r.context_tokens),
+        contextSource: r.context_source,
+        model: r.model,
+        contextWindowTokens: r.context_window_tokens === null ? null : BigInt(r.context_window_tokens),
+        aboveThreshold: r.above_threshold,
+        lastObservedContext: r.last_observed_context === null ? null : BigInt(r.last_observed_context),
+        estimatedSinceObserved: BigInt(r.estimated_since_observed),
+        classesSinceObserved: r.classes_since_observed,
+        seq: BigInt(r.session_seq),
+      });
+    }
+    return out;
+  }
+
   /** Runs a query and returns its rows (64-bit integers as strings, so they stay exact). */
-  async queryRows<T>(query: string): Promise<T[]> {
+  async queryRows<T>(query: string | { query: string; query_params: Record<string, unknown> }): Promise<T[]> {
+    const q = typeof query === 'string' ? { query } : query;
     const result = await this.client.query({
-      query,
+      ...q,
       format: 'JSONEachRow',
       clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
     });

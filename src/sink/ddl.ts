@@ -69,6 +69,69 @@ export const MIGRATIONS: readonly Migration[] = [
       ORDER BY (dead_letter_id)`,
     ],
   },
+  {
+    version: 2,
+    description: 'token_usage and threshold_breaches',
+    statements: [
+      // One row per observed request and per estimate, side by side; the context figures are
+      // the session's state after the row (also what a restarted worker rebuilds state from).
+      `CREATE TABLE IF NOT EXISTS token_usage (
+        event_id String,
+        ts DateTime64(3, 'UTC'),
+        harness LowCardinality(String),
+        session_id String,
+        turn_id String,
+        model LowCardinality(String),
+        source LowCardinality(String),
+        request_id String,
+        input_tokens Nullable(UInt64),
+        output_tokens Nullable(UInt64),
+        cache_read_tokens Nullable(UInt64),
+        cache_write_tokens Nullable(UInt64),
+        reasoning_tokens Nullable(UInt64),
+        estimated_tokens Nullable(UInt64),
+        content_class LowCardinality(String),
+        content_bytes UInt64,
+        context_tokens UInt64,
+        context_source LowCardinality(String),
+        context_window_tokens Nullable(UInt64),
+        usage_pct Float64,
+        above_threshold Bool,
+        threshold_pct UInt8,
+        headroom_tokens UInt64,
+        drift_estimated_tokens Nullable(UInt64),
+        drift_observed_tokens Nullable(UInt64),
+        drift_content_class LowCardinality(String),
+        last_observed_context Nullable(UInt64),
+        estimated_since_observed UInt64,
+        classes_since_observed Array(LowCardinality(String)),
+        session_seq UInt64,
+        flags Array(LowCardinality(String)),
+        origin String,
+        ingested_at DateTime64(3, 'UTC')
+      ) ENGINE = ReplacingMergeTree(ingested_at)
+      PARTITION BY toYYYYMM(ts)
+      ORDER BY (session_id, source, event_id)`,
+      `CREATE TABLE IF NOT EXISTS threshold_breaches (
+        breach_id String,
+        session_id String,
+        harness LowCardinality(String),
+        ts DateTime64(3, 'UTC'),
+        model LowCardinality(String),
+        used_tokens UInt64,
+        context_window_tokens UInt64,
+        threshold_pct UInt8,
+        headroom_tokens UInt64,
+        usage_pct Float64,
+        source LowCardinality(String),
+        event_id String,
+        event_kind LowCardinality(String),
+        ingested_at DateTime64(3, 'UTC')
+      ) ENGINE = ReplacingMergeTree(ingested_at)
+      PARTITION BY toYYYYMM(ts)
+      ORDER BY (session_id, breach_id)`,
+    ],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (

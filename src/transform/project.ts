@@ -12,7 +12,7 @@ import { MCP_HARNESS_PREFIX, MCP_SEPARATOR, parseMcpName, stripMcpPrefix } from 
 import { findCatalogueRow, type CatalogueRow } from '../catalogue/index.ts';
 import { MCP_INPUT_NAMES } from '../catalogue/rows.ts';
 import { indexObject, type MemberSpan } from '../decode/spans.ts';
-import type { RowFlag } from '../model/records.ts';
+import type { RowFlag, ToolCallRow } from '../model/records.ts';
 
 type CanonicalColumns = Record<CanonicalField, string | null>;
 
@@ -163,9 +163,11 @@ function projectMcp(name: string, via: 'direct' | 'use_tool', input: { text: str
   if (!parsed.ok) flags.push('bad_mcp_name');
   return {
     namespace: 'mcp',
-    toolName: parsed.qualified,
+    // A valid name is stored qualified (`server__tool`, any harness prefix stripped) so the same
+    // tool groups together across harnesses; a bad one is kept exactly as it was sent.
+    toolName: parsed.ok ? parsed.qualified : name,
     kind: 'other',
-    label: parsed.ok ? `${parsed.server}: ${parsed.tool}` : parsed.qualified,
+    label: parsed.ok ? `${parsed.server}: ${parsed.tool}` : name,
     // Nothing is known of an MCP tool's effects: it is not assumed read-only.
     readOnly: false,
     canonicalInput,
@@ -227,8 +229,20 @@ export function projectToolCall(harness: Harness, tool: string, raw: RawInput): 
 }
 
 /** CanonicalToolMeta as JSON text (text, so integers beyond 2^53 in the input stay exact). */
-export function renderCanonicalMeta(p: Projection): string {
+export function renderCanonicalMeta(p: Pick<Projection, 'toolName' | 'kind' | 'namespace' | 'label' | 'readOnly' | 'canonicalInput'>): string {
   const head = `{"version":${TOOL_META_VERSION},"name":${JSON.stringify(p.toolName)},"kind":${JSON.stringify(p.kind)},` +
     `"namespace":${JSON.stringify(p.namespace)},"label":${JSON.stringify(p.label)},"read_only":${p.readOnly}`;
   return p.canonicalInput === '' ? `${head}}` : `${head},"input":${p.canonicalInput}}`;
+}
+
+/** CanonicalToolMeta as JSON text, from a stored tool_calls row. */
+export function renderRowCanonicalMeta(row: Pick<ToolCallRow, 'tool_name' | 'kind' | 'namespace' | 'label' | 'read_only' | 'canonical_input'>): string {
+  return renderCanonicalMeta({
+    toolName: row.tool_name,
+    kind: row.kind,
+    namespace: row.namespace,
+    label: row.label,
+    readOnly: row.read_only,
+    canonicalInput: row.canonical_input,
+  });
 }

@@ -1,0 +1,46 @@
+// How each harness reports usage: whether input_tokens already includes cached tokens, and
+// whether output_tokens already includes reasoning tokens. Sources: the research notes'
+// cross-harness table (Claude Code transcripts, Codex rollouts, opencode storage, OTel GenAI).
+import type { Harness } from '../canonical/meta.ts';
+
+export interface UsageConvention {
+  /** Claude Code: no (input_tokens excludes cache reads and writes). Codex / OpenAI: yes. */
+  readonly inputIncludesCache: boolean;
+  /** Codex / OpenAI and Claude (thinking): yes. opencode reports reasoning separately. */
+  readonly outputIncludesReasoning: boolean;
+  readonly note: string;
+}
+
+export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
+  claude_code: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Anthropic usage: input_tokens excludes cache_read/cache_creation; output includes thinking' },
+  codex: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'OpenAI usage: input_tokens includes cached_input_tokens; output includes reasoning_output_tokens' },
+  opencode: { inputIncludesCache: false, outputIncludesReasoning: false, note: 'opencode tokens{input, output, reasoning, cache{read, write}}: separate buckets' },
+  grok_build: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'xAI usage follows OpenAI: prompt tokens include cached ones' },
+  grok_build_concise: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'as grok_build' },
+  grok_build_hashline: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'as grok_build' },
+  memory: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'capability module of Grok Build: as grok_build' },
+  lsp: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'capability module of Grok Build: as grok_build' },
+  skills: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'capability module of Grok Build: as grok_build' },
+  mcp: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'OTel GenAI convention: gen_ai.usage.input_tokens includes cached tokens' },
+};
+
+export interface ObservedFigures {
+  readonly inputTokens: bigint;
+  readonly outputTokens: bigint;
+  readonly cacheReadTokens: bigint;
+  readonly cacheWriteTokens: bigint;
+  readonly reasoningTokens: bigint;
+}
+
+/**
+ * What occupied the context window after the request: all input (cached or not) plus the
+ * response (reasoning included), the figure agent runtimes compare with the window when they
+ * decide to compact (Claude Code: input + cache_creation + cache_read + output; Codex:
+ * last_token_usage.total_tokens).
+ */
+export function normaliseContextTokens(harness: Harness, f: ObservedFigures): { inputTotal: bigint; contextTokens: bigint } {
+  const c = USAGE_CONVENTIONS[harness];
+  const inputTotal = c.inputIncludesCache ? f.inputTokens : f.inputTokens + f.cacheReadTokens + f.cacheWriteTokens;
+  const outputTotal = c.outputIncludesReasoning ? f.outputTokens : f.outputTokens + f.reasoningTokens;
+  return { inputTotal, contextTokens: inputTotal + outputTotal };
+}

@@ -1,0 +1,279 @@
+// Per-session context accounting, the way agent runtimes decide to compact: after each observed
+// usage the session's context is the observed figure; every tool output added afterwards adds
+// its estimate (bytes/4, 765 per image). A breach is emitted when the context crosses the
+// threshold (once per crossing: re-armed only when the session falls below again, e.g. after a
+// compaction). Every figure carries its source: observed, estimated or observed+estimated.
+import { createHash } from 'node:crypto';
+import type { UsageRecord } from '../decode/event.ts';
+import type { ToolCallRow } from '../model/records.ts';
+import { estimateImageTokens, estimateTokensFromBytes, exceedsThresholdWithHeadroom, usagePercentage } from './arithmetic.ts';
+import type { ContentClass } from './content-class.ts';
+import { normaliseContextTokens } from './conventions.ts';
+import { ModelTable } from './models.ts';
+
+export type FigureSource = 'observed' | 'estimated' | 'observed+estimated';
+
+export interface AccountingConfig {
+  /** Breach threshold, percent of the context window (u8). */
+  readonly thresholdPct: number;
+  /** Headroom in tokens: moves the trigger point earlier by exactly this much. */
+  readonly headroomTokens: bigint;
+  readonly models: ModelTable;
+}
+
+export const DEFAULT_ACCOUNTING: AccountingConfig = { thresholdPct: 85, headroomTokens: 0n, models: new ModelTable() };
+
+/** What is known of a session between events; also what token_usage rows persist for a restart. */
+export interface SessionState {
+  contextTokens: bigint;
+  contextSource: FigureSource;
+  model: string;
+  contextWindowTokens: bigint | null;
+  aboveThreshold: boolean;
+  /** Context after the last observed usage (the base the next observed input is compared to). */
+  lastObservedContext: bigint | null;
+  /** Estimates added since the last observed usage, and their content classes (drift). */
+  estimatedSinceObserved: bigint;
+  classesSinceObserved: ContentClass[];
+  /** Rows written for the session so far: orders rows that share a timestamp. */
+  seq: bigint;
+}
+
+export function freshSessionState(): SessionState {
+  return {
+    contextTokens: 0n,
+    contextSource: 'estimated',
+    model: '',
+    contextWindowTokens: null,
+    aboveThreshold: false,
+    lastObservedContext: null,
+    estimatedSinceObserved: 0n,
+    classesSinceObserved: [],
+    seq: 0n,
+  };
+}
+
+/** One row of token_usage: an observed request or an estimate, side by side. u64 as decimal text. */
+export interface TokenUsageRow {
+  event_id: string;
+  ts: string;
+  harness: string;
+  session_id: string;
+  turn_id: string;
+  model: string;
+  source: 'observed' | 'estimated';
+  request_id: string;
+  input_tokens: string | null;
+  output_tokens: string | null;
+  cache_read_tokens: string | null;
+  cache_write_tokens: string | null;
+  reasoning_tokens: string | null;
+  estimated_tokens: string | null;
+  content_class: string;
+  content_bytes: string;
+  context_tokens: string;
+  context_source: FigureSource;
+  context_window_tokens: string | null;
+  usage_pct: number;
+  above_threshold: boolean;
+  threshold_pct: number;
+  headroom_tokens: string;
+  drift_estimated_tokens: string | null;
+  drift_observed_tokens: string | null;
+  drift_content_class: string;
+  last_observed_context: string | null;
+  estimated_since_observed: string;
+  classes_since_observed: string[];
+  session_seq: string;
+  flags: string[];
+  origin: string;
+  ingested_at: string;
+}
+
+export interface BreachRow {
+  breach_id: string;
+  session_id: string;
+  harness: string;
+  ts: string;
+  model: string;
+  used_tokens: string;
+  context_window_tokens: string;
+  threshold_pct: number;
+  headroom_tokens: string;
+  usage_pct: number;
+  source: FigureSource;
+  event_id: string;
+  event_kind: 'usage' | 'tool_output';
+  ingested_at: string;
+}
+
+export interface AccountingResult {
+  readonly usage?: TokenUsageRow;
+  readonly breach?: BreachRow;
+}
+
+const text = (v: bigint | null): string | null => (v === null ? null : v.toString());
+
+export class ContextAccountant {
+  private readonly sessions = new Map<string, SessionState>();
+
+  constructor(readonly config: AccountingConfig = DEFAULT_ACCOUNTING) {}
+
+  has(sessionId: string): boolean {
+    return this.sessions.has(sessionId);
+  }
+
+  /** Installs a state rebuilt from storage (or a fresh one) for a session not yet seen. */
+  restore(sessionId: string, state: SessionState): void {
+    this.sessions.set(sessionId, state);
+  }
+
+  /** Forgets every session (e.g. after a Kafka rebalance): they are rebuilt from storage. */
+  forgetAll(): void {
+    this.sessions.clear();
+  }
+
+  private state(sessionId: string): SessionState {
+    let s = this.sessions.get(sessionId);
+    if (!s) {
+      s = freshSessionState();
+      this.sessions.set(sessionId, s);
+    }
+    return s;
+  }
+
+  /** The window for a model: the harness's own figure first, then the model table; null when unknown. */
+  private windowFor(model: string, reported: bigint | null): bigint | null {
+    if (reported !== null && reported > 0n) return reported;
+    const w = this.config.models.contextWindow(model);
+    return w === undefined ? null : BigInt(w);
+  }
+
+  /** Evaluates the threshold after the context changed; returns a breach on a crossing. */
+  private evaluate(s: SessionState, sessionId: string, harness: string, ts: string, eventId: string, kind: BreachRow['event_kind'], ingestedAt: string): BreachRow | undefined {
+    const window = s.contextWindowTokens;
+    const above = window !== null && exceedsThresholdWithHeadroom(s.contextTokens, window, this.config.thresholdPct, this.config.headroomTokens);
+    const crossed = above && !s.aboveThreshold;
+    s.aboveThreshold = above;
+    if (!crossed || window === null) return undefined;
+    return {
+      breach_id: createHash('sha256').update(`${sessionId}\u0000${eventId}\u0000${this.config.thresholdPct}\u0000${this.config.headroomTokens}`).digest('hex').slice(0, 32),
+      session_id: sessionId,
+      harness,
+      ts,
+      model: s.model,
+      used_tokens: s.contextTokens.toString(),
+      context_window_tokens: window.toString(),
+      threshold_pct: this.config.thresholdPct,
+      headroom_tokens: this.config.headroomTokens.toString(),
+      usage_pct: usagePercentage(s.contextTokens, window),
+      source: s.contextSource,
+      event_id: eventId,
+      event_kind: kind,
+      ingested_at: ingestedAt,
+    };
+  }
+
+  private row(s: SessionState, base: Pick<TokenUsageRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'turn_id' | 'model' | 'source' | 'request_id' | 'origin' | 'ingested_at'>, figures: Partial<TokenUsageRow>, flags: string[]): TokenUsageRow {
+    s.seq++;
+    const window = s.contextWindowTokens;
+    return {
+      ...base,
+      input_tokens: null,
+      output_tokens: null,
+      cache_read_tokens: null,
+      cache_write_tokens: null,
+      reasoning_tokens: null,
+      estimated_tokens: null,
+      content_class: '',
+      content_bytes: '0',
+      drift_estimated_tokens: null,
+      drift_observed_tokens: null,
+      drift_content_class: '',
+      ...figures,
+      context_tokens: s.contextTokens.toString(),
+      context_source: s.contextSource,
+      context_window_tokens: text(window),
+      usage_pct: window === null ? 0 : usagePercentage(s.contextTokens, window),
+      above_threshold: s.aboveThreshold,
+      threshold_pct: this.config.thresholdPct,
+      headroom_tokens: this.config.headroomTokens.toString(),
+      last_observed_context: text(s.lastObservedContext),
+      estimated_since_observed: s.estimatedSinceObserved.toString(),
+      classes_since_observed: [...s.classesSinceObserved],
+      session_seq: s.seq.toString(),
+      flags,
+    };
+  }
+
+  /** An observed usage: the session's context becomes the observed figure. */
+  onUsage(u: UsageRecord, ingestedAt: string): AccountingResult {
+    const s = this.state(u.session_id);
+    const { inputTotal, contextTokens } = normaliseContextTokens(u.harness, {
+      inputTokens: u.input_tokens,
+      outputTokens: u.output_tokens,
+      cacheReadTokens: u.cache_read_tokens ?? 0n,
+      cacheWriteTokens: u.cache_write_tokens ?? 0n,
+      reasoningTokens: u.reasoning_tokens ?? 0n,
+    });
+    // Drift: what the estimates since the last observed request predicted the next request's
+    // input would grow by, against what it really grew by. A shrink is a compaction: no drift.
+    let driftEstimated: bigint | null = null;
+    let driftObserved: bigint | null = null;
+    let driftClass = '';
+    if (s.lastObservedContext !== null && s.estimatedSinceObserved > 0n && inputTotal > s.lastObservedContext) {
+      driftEstimated = s.estimatedSinceObserved;
+      driftObserved = inputTotal - s.lastObservedContext;
+      const classes = new Set(s.classesSinceObserved);
+      driftClass = classes.size === 1 ? [...classes][0] ?? 'mixed' : 'mixed';
+    }
+    s.model = u.model;
+    s.contextWindowTokens = this.windowFor(u.model, u.context_window_tokens);
+    s.contextTokens = contextTokens;
+    s.contextSource = 'observed';
+    s.lastObservedContext = contextTokens;
+    s.estimatedSinceObserved = 0n;
+    s.classesSinceObserved = [];
+    const breach = this.evaluate(s, u.session_id, u.harness, u.ts, u.event_id, 'usage', ingestedAt);
+    const flags = s.contextWindowTokens === null ? ['unknown_model_window'] : [];
+    const usage = this.row(
+      s,
+      { event_id: u.event_id, ts: u.ts, harness: u.harness, session_id: u.session_id, turn_id: u.turn_id, model: u.model, source: 'observed', request_id: u.request_id, origin: u.source, ingested_at: ingestedAt },
+      {
+        input_tokens: u.input_tokens.toString(),
+        output_tokens: u.output_tokens.toString(),
+        cache_read_tokens: text(u.cache_read_tokens),
+        cache_write_tokens: text(u.cache_write_tokens),
+        reasoning_tokens: text(u.reasoning_tokens),
+        drift_estimated_tokens: text(driftEstimated),
+        drift_observed_tokens: text(driftObserved),
+        drift_content_class: driftClass,
+      },
+      flags,
+    );
+    return breach ? { usage, breach } : { usage };
+  }
+
+  /** A tool output appended to the context: adds its estimate. Nothing to add, nothing written. */
+  onToolOutput(r: ToolCallRow, outputClass: ContentClass, ingestedAt: string): AccountingResult {
+    const estimated = BigInt(estimateTokensFromBytes(r.output_bytes) + estimateImageTokens(r.images));
+    if (r.output_bytes === 0 && r.images === 0) return {};
+    const s = this.state(r.session_id);
+    if (s.model === '') s.model = r.model;
+    if (s.contextWindowTokens === null) s.contextWindowTokens = this.windowFor(s.model, null);
+    s.contextTokens += estimated;
+    s.contextSource = s.lastObservedContext === null ? 'estimated' : 'observed+estimated';
+    s.estimatedSinceObserved += estimated;
+    const cls: ContentClass = r.images > 0 && r.output_bytes === 0 ? 'mixed' : outputClass;
+    if (!s.classesSinceObserved.includes(cls)) s.classesSinceObserved.push(cls);
+    const breach = this.evaluate(s, r.session_id, r.harness, r.ts, r.event_id, 'tool_output', ingestedAt);
+    const flags = s.contextWindowTokens === null ? ['unknown_model_window'] : [];
+    const usage = this.row(
+      s,
+      { event_id: r.event_id, ts: r.ts, harness: r.harness, session_id: r.session_id, turn_id: r.turn_id, model: r.model, source: 'estimated', request_id: '', origin: r.source, ingested_at: ingestedAt },
+      { estimated_tokens: estimated.toString(), content_class: cls, content_bytes: String(r.output_bytes) },
+      flags,
+    );
+    return breach ? { usage, breach } : { usage };
+  }
+}

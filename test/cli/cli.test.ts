@@ -1,0 +1,83 @@
+// The command line as a user runs it: the real bin, real files, real embedded ClickHouse.
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { makeTempDir } from '../helpers/db.ts';
+import { eventLine } from '../helpers/events.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const tmp = makeTempDir('cli');
+afterAll(() => tmp.cleanup());
+
+function toolcanon(args: string[], input?: string): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args], { cwd: tmp.dir, encoding: 'utf8', input, env: { ...process.env, TOOLCANON_DB: join(tmp.dir, 'db') } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const jsonLines = (text: string): Record<string, unknown>[] => text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('toolcanon CLI', () => {
+  it('replay prints a summary whose counts add up, in every format', () => {
+    const r = toolcanon(['replay', join(ROOT, 'fixtures'), '--format', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    const m = Object.fromEntries(jsonLines(r.stdout).map((x) => [x['metric'], x['value']])) as Record<string, number>;
+    expect(m['events_read']).toBeGreaterThan(250);
+    expect(m['rows_written'] + m['dead_letters']).toBe(m['events_read']);
+    expect(m['events_per_s']).toBeGreaterThan(0);
+    expect(r.stderr).toContain('embedded ClickHouse at');
+    const csv = toolcanon(['replay', join(ROOT, 'fixtures/sessions'), '--format', 'csv']);
+    expect(csv.stdout.split('\n')[0]).toBe('metric,value');
+  });
+
+  it('report tools answers from the replayed data', () => {
+    const r = toolcanon(['report', 'tools', '--by', 'namespace', '--format', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    const rows = jsonLines(r.stdout);
+    expect(rows.map((x) => x['namespace'])).toEqual(expect.arrayContaining(['claude_code', 'codex', 'opencode', 'mcp', 'grok_build']));
+    const table = toolcanon(['report', 'tools']);
+    expect(table.stdout.split('\n')[0]).toMatch(/^namespace\s+kind\s+tool_name\s+calls/);
+  });
+
+  it('reads stdin with -', () => {
+    const r = toolcanon(['replay', '-', '--format', 'json'], `${eventLine({ call_id: 'stdin-1' })}\nnot json\n`);
+    expect(r.code, r.stderr).toBe(0);
+    const m = Object.fromEntries(jsonLines(r.stdout).map((x) => [x['metric'], x['value']]));
+    expect(m).toMatchObject({ events_read: 2, rows_written: 1, dead_letters: 1, 'dead_letters.invalid_json': 1 });
+    const q = toolcanon(['query', "SELECT source FROM dead_letters FINAL WHERE source LIKE '-:%'", '--format', 'json']);
+    expect(jsonLines(q.stdout)).toEqual([{ source: '-:2' }]);
+  });
+
+  it('validate exits 1 with file:line, reason and field for each bad event', () => {
+    const file = join(tmp.dir, 'mixed.jsonl');
+    writeFileSync(file, `${eventLine()}\n${eventLine({ status: 'done' })}\n{oops\n`);
+    const r = toolcanon(['validate', file]);
+    expect(r.code).toBe(1);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      `${file}:2: schema: /status: must be one of ok, error, pending (got "done")`,
+      `${file}:3: invalid_json: Expected property name or '}' in JSON at position 1`,
+    ]);
+    expect(r.stderr).toContain('3 event(s): 1 valid, 2 invalid');
+    expect(toolcanon(['validate', join(ROOT, 'fixtures/codex')]).code).toBe(0);
+  });
+
+  it('usage mistakes exit 2 and say what was wrong', () => {
+    for (const args of [['frobnicate'], ['replay'], ['report', 'nothing'], ['replay', 'x', '--format', 'xml'], ['replay', 'x', '--max-depth', '0'], ['replay', 'x', '--bogus']]) {
+      const r = toolcanon(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/^toolcanon: .+\nRun 'toolcanon --help' for usage\./);
+    }
+  });
+
+  it('a missing input exits 1 naming it', () => {
+    const r = toolcanon(['replay', 'no/such/file.jsonl']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('toolcanon: no/such/file.jsonl: no such file or directory\n');
+  });
+
+  it('bad SQL exits 1 with the engine message', () => {
+    const r = toolcanon(['query', 'SELEC nonsense']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^toolcanon: .*Syntax error/);
+  });
+});

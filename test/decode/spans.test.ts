@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { indexObject, skipValue } from '../../src/decode/spans.ts';
+
+describe('indexObject', () => {
+  it('returns the verbatim text of each member, in key order', () => {
+    const text = '{"b":9007199254740993,"a":-0,"c":"caf\\u00e9","d":{"x":[1,{"y":"}"}]},"e":null}';
+    const index = indexObject(text);
+    expect(index).toBeDefined();
+    const slice = (k: string): string | undefined => {
+      const s = index?.members.get(k);
+      return s && text.slice(s.start, s.end);
+    };
+    expect([...(index?.members.keys() ?? [])]).toEqual(['b', 'a', 'c', 'd', 'e']);
+    expect(slice('b')).toBe('9007199254740993');
+    expect(slice('a')).toBe('-0');
+    expect(slice('c')).toBe('"caf\\u00e9"');
+    expect(slice('d')).toBe('{"x":[1,{"y":"}"}]}');
+    expect(slice('e')).toBe('null');
+    expect(index?.maxDepth).toBe(4);
+  });
+
+  it('decodes escaped keys and keeps the last of repeated keys, like JSON.parse', () => {
+    const text = '{ "k\\u0065y" : 1 , "key": 2 }';
+    const index = indexObject(text);
+    const span = index?.members.get('key');
+    expect(span && text.slice(span.start, span.end)).toBe('2');
+    expect(index?.members.size).toBe(1);
+  });
+
+  it('handles strings with escaped quotes and backslashes', () => {
+    const text = '{"a":"x\\"}\\\\","b":2}';
+    const index = indexObject(text);
+    const b = index?.members.get('b');
+    expect(b && text.slice(b.start, b.end)).toBe('2');
+  });
+
+  it('is not an object: undefined', () => {
+    expect(indexObject('[1,2]')).toBeUndefined();
+    expect(indexObject('"s"')).toBeUndefined();
+  });
+
+  it('walks 10 000 levels of nesting without recursion', () => {
+    const text = `{"deep":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
+    expect(indexObject(text)?.maxDepth).toBe(10_001);
+    expect(skipValue(text, 8).end).toBe(text.length - 1);
+  });
+
+  it('never runs past the end of malformed text', () => {
+    expect(() => indexObject('{"a":"unterminated')).not.toThrow();
+    expect(() => indexObject('{"a":[[[')).not.toThrow();
+    expect(() => indexObject('{"a"')).not.toThrow();
+  });
+});

@@ -1,0 +1,107 @@
+// End to end: replay the shipped fixtures into a real embedded ClickHouse (chdb).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replayPaths, type PipelineCounts } from '../../src/pipeline.ts';
+import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import { listInputFiles } from '../../src/source/file.ts';
+import { countOf, openTempSink } from '../helpers/db.ts';
+import { eventLine } from '../helpers/events.ts';
+
+const FIXTURES = new URL('../../fixtures/', import.meta.url).pathname;
+
+/** Non-blank lines of every fixture file: the events a replay must account for. */
+function countFixtureEvents(): number {
+  let n = 0;
+  for (const f of listInputFiles([FIXTURES])) {
+    const data = readFileSync(f.path);
+    for (const line of data.toString('latin1').split('\n')) if (line.trim() !== '') n++;
+  }
+  return n;
+}
+
+describe('replay into embedded ClickHouse', () => {
+  let sink: ClickHouseSink;
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let first: PipelineCounts;
+
+  beforeAll(async () => {
+    ({ sink, dir, cleanup } = await openTempSink('replay'));
+    first = await replayPaths([FIXTURES], sink);
+  });
+  afterAll(async () => cleanup?.());
+
+  it('accounts for every event: events in = tool_calls rows + usage rows + dead letters', async () => {
+    const expectedEvents = countFixtureEvents();
+    expect(first.eventsRead).toBe(expectedEvents);
+    expect(first.rowsWritten + first.deadLetters).toBe(expectedEvents);
+    const toolCalls = await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL');
+    const usage = await countOf(sink, "SELECT count() AS n FROM token_usage FINAL WHERE source = 'observed'");
+    const dead = await countOf(sink, 'SELECT count() AS n FROM dead_letters FINAL');
+    expect(toolCalls).toBe(first.toolCallRows);
+    expect(usage).toBe(first.usageRows);
+    expect(dead).toBe(first.deadLetters);
+    expect(toolCalls + usage + dead).toBe(expectedEvents);
+    expect(toolCalls).toBeGreaterThan(100);
+    expect(usage).toBeGreaterThan(0);
+  });
+
+  it('stores each bad fixture as a dead letter with its reason and file:line source', async () => {
+    const byReason = await sink.queryRows<{ reason: string; n: string }>('SELECT reason, count() AS n FROM dead_letters FINAL GROUP BY reason ORDER BY reason');
+    expect(Object.fromEntries(byReason.map((r) => [r.reason, Number(r.n)]))).toEqual({
+      invalid_json: 4,
+      invalid_utf8: 2,
+      oversized: 1,
+      schema: 12,
+      too_deep: 1,
+      unknown_harness: 2,
+    });
+    const [utf8] = await sink.queryRows<{ raw_hex: string; source: string }>(
+      "SELECT hex(raw) AS raw_hex, source FROM dead_letters FINAL WHERE reason = 'invalid_utf8' ORDER BY source LIMIT 1",
+    );
+    const file = join(FIXTURES, 'bad/invalid-utf8.jsonl');
+    const firstLine = readFileSync(file).subarray(0, readFileSync(file).indexOf(0x0a));
+    expect(utf8?.raw_hex).toBe(firstLine.toString('hex').toUpperCase());
+    expect(utf8?.source).toBe(`${file}:1`);
+    const oversized = await countOf(sink, "SELECT length(raw) AS n FROM dead_letters FINAL WHERE reason = 'oversized'");
+    expect(oversized).toBeGreaterThan(10 * 1024 * 1024);
+  });
+
+  it('keeps bad MCP names as flagged rows', async () => {
+    const flagged = await countOf(sink, "SELECT count() AS n FROM tool_calls FINAL WHERE has(flags, 'bad_mcp_name') AND namespace = 'mcp' AND mcp_server = ''");
+    expect(flagged).toBe(first.flaggedRows.bad_mcp_name);
+    expect(flagged).toBeGreaterThanOrEqual(5);
+  });
+
+  it('a second replay of the same files changes no count', async () => {
+    const second = await replayPaths([FIXTURES], sink);
+    expect(second.eventsRead).toBe(first.eventsRead);
+    expect(await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL')).toBe(first.toolCallRows);
+    expect(await countOf(sink, 'SELECT count() AS n FROM dead_letters FINAL')).toBe(first.deadLetters);
+    expect(await countOf(sink, 'SELECT uniqExact(event_id) AS n FROM tool_calls')).toBe(first.toolCallRows);
+    expect(await countOf(sink, 'SELECT count() AS n FROM token_usage FINAL')).toBe(first.usageRows + first.estimateRows);
+    expect(await countOf(sink, 'SELECT count() AS n FROM threshold_breaches FINAL')).toBe(first.breaches);
+  });
+
+  it('stores raw_input byte for byte: big integers, -0, unicode escapes, key order', async () => {
+    const raw = '{"z":1,"file_path":"caf\\u00e9.rs","offset":18446744073709551617,"limit":-0,"a":[1e400]}';
+    const file = join(dir, 'lossless.jsonl');
+    writeFileSync(file, `${eventLine({ call_id: 'lossless-1' }, raw)}\n`);
+    const counts = await replayPaths([file], sink);
+    expect(counts.rowsWritten).toBe(1);
+    const [stored] = await sink.queryRows<{ raw_input: string; canonical_input: string; flags: string[] }>(
+      "SELECT raw_input, canonical_input, flags FROM tool_calls FINAL WHERE call_id = 'lossless-1'",
+    );
+    expect(stored?.raw_input).toBe(raw);
+    expect(stored?.canonical_input).toBe('{"path":"caf\\u00e9.rs","limit":-0}');
+    expect(stored?.flags).toEqual(['canonical_out_of_range']);
+  });
+
+  it('stores the projection columns, the meta version and the catalogue attributes', async () => {
+    const rows = await sink.queryRows<Record<string, unknown>>(
+      "SELECT tool_name, kind, read_only, meta_version, path, `offset`, `limit` FROM tool_calls FINAL WHERE call_id = 'lossless-1'",
+    );
+    expect(rows).toEqual([{ tool_name: 'Read', kind: 'read', read_only: true, meta_version: 1, path: 'café.rs', offset: null, limit: '0' }]);
+  });
+});

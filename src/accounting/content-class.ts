@@ -5,10 +5,19 @@ export const CONTENT_CLASSES = ['prose', 'cjk', 'code', 'json', 'mixed', 'empty'
 export type ContentClass = (typeof CONTENT_CLASSES)[number];
 
 /** Only this much of a text is inspected; classification must stay cheap on the hot path. */
-const SAMPLE_CHARS = 4096;
-/** Texts up to this size are confirmed as JSON by parsing them. */
-const JSON_PARSE_MAX_CHARS = 65_536;
+const SAMPLE_CHARS = 1024;
+/** Texts up to this size are confirmed as JSON by parsing them; larger ones by their brackets. */
+const JSON_PARSE_MAX_CHARS = 8192;
 const CODE_LINE = /(^\s*(import|export|from|def|class|fn|func|function|const|let|var|return|if|for|while|#include|package|pub|use)\b)|[;{}]\s*$|=>|::|\bself\.|\bthis\./;
+
+function isCjk(c: number): boolean {
+  return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff) || (c >= 0xff00 && c <= 0xffef);
+}
+
+/** Letters of alphabetic scripts (Latin, Greek, Cyrillic, ...): enough to weigh CJK against. */
+function isAlphabetic(c: number): boolean {
+  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7) || (c >= 0x370 && c <= 0x52f);
+}
 
 export function classifyContent(text: string): ContentClass {
   const sample = text.length > SAMPLE_CHARS ? text.slice(0, SAMPLE_CHARS) : text;
@@ -16,15 +25,16 @@ export function classifyContent(text: string): ContentClass {
   if (trimmed === '') return 'empty';
   let cjk = 0;
   let letters = 0;
-  for (const ch of trimmed) {
-    const cp = ch.codePointAt(0) ?? 0;
-    if ((cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0x3400 && cp <= 0x9fff) || (cp >= 0xac00 && cp <= 0xd7af) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xff00 && cp <= 0xffef)) cjk++;
-    else if (/\p{L}/u.test(ch)) letters++;
+  for (let i = 0; i < trimmed.length; i++) {
+    const c = trimmed.charCodeAt(i);
+    if (c < 0x80) {
+      if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) letters++;
+    } else if (isCjk(c)) cjk++;
+    else if (isAlphabetic(c)) letters++;
   }
   if (cjk > 0 && cjk >= (cjk + letters) * 0.3) return 'cjk';
   const first = trimmed[0];
   if (first === '{' || first === '[') {
-    // Parse small texts to be sure; for large ones the brackets at both ends decide.
     const last = text.trimEnd().at(-1);
     if (text.length > JSON_PARSE_MAX_CHARS) {
       if ((first === '{' && last === '}') || (first === '[' && last === ']')) return 'json';
@@ -37,8 +47,14 @@ export function classifyContent(text: string): ContentClass {
       }
     }
   }
-  const lines = trimmed.split('\n').filter((l) => l.trim() !== '');
-  const codeLines = lines.filter((l) => CODE_LINE.test(l)).length;
-  if (lines.length > 0 && codeLines / lines.length >= 0.3) return 'code';
+  const lines = trimmed.split('\n');
+  let nonEmpty = 0;
+  let codeLines = 0;
+  for (const line of lines) {
+    if (line.trim() === '') continue;
+    nonEmpty++;
+    if (CODE_LINE.test(line)) codeLines++;
+  }
+  if (nonEmpty > 0 && codeLines / nonEmpty >= 0.3) return 'code';
   return 'prose';
 }

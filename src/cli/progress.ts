@@ -14,6 +14,7 @@ export function createProgressBar(enabled: boolean, totalBytes: number): Progres
   const started = performance.now();
   let lastDraw = 0;
   let drawn = false;
+  let last: [number, number] = [0, totalBytes];
   const draw = (bytesRead: number, total: number): void => {
     const ratio = total > 0 ? Math.min(1, bytesRead / total) : 0;
     const width = 30;
@@ -25,13 +26,16 @@ export function createProgressBar(enabled: boolean, totalBytes: number): Progres
   };
   return {
     update: (bytesRead, total) => {
+      last = [bytesRead, total];
       const now = performance.now();
       if (now - lastDraw < REDRAW_INTERVAL_MS) return;
       lastDraw = now;
       draw(bytesRead, total);
     },
     done: () => {
-      if (drawn) process.stderr.write('\n');
+      if (!drawn) return;
+      draw(...last); // the final state, so a finished bar never shows a stale percentage
+      process.stderr.write('\n');
     },
   };
 }

@@ -1,12 +1,19 @@
 // The ClickHouse sink: one code path for the embedded engine (chdb, the default) and a server.
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import type { ContentClass } from '../accounting/content-class.ts';
 import type { BreachRow, FigureSource, SessionState, TokenUsageRow } from '../accounting/session.ts';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL } from './ddl.ts';
+import { encodeTsv } from './tsv.ts';
+
+/** The part of chdb's connection extension the sink uses: a zero-copy raw insert. */
+interface ChdbRawInsert {
+  rawInsert(params: { table: string; values: Buffer; format: 'TabSeparated'; columns: readonly string[] }): Promise<unknown>;
+}
 
 export const DEFAULT_DB_DIR = '.toolcanon/db';
 
@@ -42,15 +49,32 @@ const DEAD_LETTER_COLUMNS = [
   'dead_letter_id', 'raw_base64', 'raw_bytes', 'reason', 'detail', 'source', 'ingested_at',
 ] as const satisfies readonly (keyof DeadLetterRow)[];
 
+const TOKEN_USAGE_COLUMNS = [
+  'event_id', 'ts', 'harness', 'session_id', 'turn_id', 'model', 'source', 'request_id', 'input_tokens',
+  'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'estimated_tokens',
+  'content_class', 'content_bytes', 'context_tokens', 'context_source', 'context_window_tokens', 'usage_pct',
+  'above_threshold', 'threshold_pct', 'headroom_tokens', 'drift_estimated_tokens', 'drift_observed_tokens',
+  'drift_content_class', 'last_observed_context', 'estimated_since_observed', 'classes_since_observed',
+  'session_seq', 'flags', 'origin', 'ingested_at',
+] as const satisfies readonly (keyof TokenUsageRow)[];
+
+const BREACH_COLUMNS = [
+  'breach_id', 'session_id', 'harness', 'ts', 'model', 'used_tokens', 'context_window_tokens', 'threshold_pct',
+  'headroom_tokens', 'usage_pct', 'source', 'event_id', 'event_kind', 'ingested_at',
+] as const satisfies readonly (keyof BreachRow)[];
+
 export class ClickHouseSink {
   private constructor(
     readonly client: ClickHouseClient,
     readonly description: string,
+    /** chdb's raw insert when embedded: the payload goes to the engine without a copy. */
+    private readonly chdb: ChdbRawInsert | undefined,
   ) {}
 
   static async open(flags: SinkTarget): Promise<ClickHouseSink> {
     const target = resolveSinkTarget(flags);
     let client: ClickHouseClient;
+    let chdb: ChdbRawInsert | undefined;
     if (target.kind === 'embedded') {
       mkdirSync(target.dir, { recursive: true });
       // chdb types its Connection against @clickhouse/client-common's copy of the settings
@@ -58,6 +82,7 @@ export class ClickHouseSink {
       // exactOptionalPropertyTypes; the runtime objects are the same interface.
       const connection = createChdbConnection({ path: target.dir }) as unknown as NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
       client = createClient({ connection });
+      chdb = (connection as unknown as { chdb: ChdbRawInsert }).chdb;
     } else {
       const u = new URL(target.url);
       const database = u.pathname.replace(/^\//, '') || process.env['TOOLCANON_CLICKHOUSE_DATABASE'] || 'default';
@@ -69,7 +94,7 @@ export class ClickHouseSink {
         request_timeout: 30_000,
       });
     }
-    const sink = new ClickHouseSink(client, describeTarget(target));
+    const sink = new ClickHouseSink(client, describeTarget(target), chdb);
     await sink.migrate();
     return sink;
   }
@@ -87,24 +112,33 @@ export class ClickHouseSink {
     }
   }
 
-  async writeToolCalls(rows: readonly ToolCallRow[]): Promise<void> {
+  /** Inserts rows as TabSeparated: through chdb's raw insert when embedded, over HTTP otherwise. */
+  private async insertTsv<T>(table: string, rows: readonly T[], columns: readonly (keyof T & string)[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.client.insert({ table: 'tool_calls', values: rows as ToolCallRow[], format: 'JSONEachRow', columns: [...TOOL_CALL_COLUMNS] });
+    const body = encodeTsv(rows, columns);
+    if (this.chdb) {
+      await this.chdb.rawInsert({ table, values: Buffer.from(body, 'utf8'), format: 'TabSeparated', columns });
+    } else {
+      const [first, ...rest] = columns;
+      if (first === undefined) throw new Error(`No columns for ${table}`);
+      await this.client.insert({ table, values: Readable.from([body]), format: 'TabSeparated', columns: [first, ...rest] });
+    }
+  }
+
+  async writeToolCalls(rows: readonly ToolCallRow[]): Promise<void> {
+    await this.insertTsv('tool_calls', rows, TOOL_CALL_COLUMNS);
   }
 
   async writeDeadLetters(rows: readonly DeadLetterRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.client.insert({ table: 'dead_letters', values: rows as DeadLetterRow[], format: 'JSONEachRow', columns: [...DEAD_LETTER_COLUMNS] });
+    await this.insertTsv('dead_letters', rows, DEAD_LETTER_COLUMNS);
   }
 
   async writeTokenUsage(rows: readonly TokenUsageRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.client.insert({ table: 'token_usage', values: rows as TokenUsageRow[], format: 'JSONEachRow' });
+    await this.insertTsv('token_usage', rows, TOKEN_USAGE_COLUMNS);
   }
 
   async writeBreaches(rows: readonly BreachRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.client.insert({ table: 'threshold_breaches', values: rows as BreachRow[], format: 'JSONEachRow' });
+    await this.insertTsv('threshold_breaches', rows, BREACH_COLUMNS);
   }
 
   /**
@@ -133,7 +167,7 @@ export class ClickHouseSink {
         FROM token_usage AS u FINAL
         INNER JOIN (SELECT tupleElement(p, 1) AS sid, toDateTime64(tupleElement(p, 2), 3, 'UTC') AS first_ts
                     FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {tss:Array(String)})) AS p)) AS b ON u.session_id = b.sid
-        WHERE u.ts < b.first_ts
+        WHERE u.session_id IN {sids:Array(String)} AND u.ts < b.first_ts
         ORDER BY u.session_id, u.ts DESC, u.session_seq DESC
         LIMIT 1 BY u.session_id`,
       query_params: { sids: sessions.map(([sid]) => sid), tss: sessions.map(([, ts]) => ts) },

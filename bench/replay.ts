@@ -1,0 +1,80 @@
+// Replay throughput: the shipped fixtures, multiplied into N distinct events, replayed into a
+// fresh embedded ClickHouse, against baselines measured in the same run on the same file
+// (read + split + JSON.parse only; and decode/project without the sink).
+// Usage: npx tsx bench/replay.ts [N=200000]
+import { createReadStream, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeEvent, nowClickHouseTime, DEFAULT_LIMITS } from '../src/decode/event.ts';
+import { replayPaths } from '../src/pipeline.ts';
+import { ClickHouseSink } from '../src/sink/clickhouse.ts';
+import { readLines } from '../src/source/file.ts';
+
+const N = Number(process.argv[2] ?? 200_000);
+const ROOT = new URL('../', import.meta.url).pathname;
+
+function fixtureLines(): string[] {
+  const out: string[] = [];
+  for (const dir of readdirSync(join(ROOT, 'fixtures'))) {
+    if (dir === 'bad' || dir === 'sessions') continue;
+    for (const f of readdirSync(join(ROOT, 'fixtures', dir))) {
+      if (f.endsWith('.jsonl')) out.push(...readFileSync(join(ROOT, 'fixtures', dir, f), 'utf8').split('\n').filter((l) => l !== ''));
+    }
+  }
+  return out;
+}
+
+async function time<T>(label: string, run: () => Promise<T>): Promise<{ label: string; seconds: number; result: T }> {
+  const t = performance.now();
+  const result = await run();
+  return { label, seconds: (performance.now() - t) / 1000, result };
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'toolcanon-bench-'));
+try {
+  const base = fixtureLines();
+  const lines: string[] = [];
+  for (let i = 0; i < N; i++) {
+    const event = JSON.parse(base[i % base.length] as string) as Record<string, unknown>;
+    event['session_id'] = `${String(event['session_id'])}-${Math.floor(i / base.length)}`;
+    delete event['event_id'];
+    lines.push(JSON.stringify(event));
+  }
+  const file = join(tmp, 'events.jsonl');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  const mb = statSync(file).size / 1e6;
+
+  const parseOnly = await time('baseline: read + split + JSON.parse', async () => {
+    let n = 0;
+    for await (const line of readLines(createReadStream(file, { highWaterMark: 1 << 20 }), file)) {
+      JSON.parse(Buffer.from(line.bytes).toString('utf8'));
+      n++;
+    }
+    return n;
+  });
+  const decodeOnly = await time('decode + validate + project (no sink)', async () => {
+    let n = 0;
+    const at = nowClickHouseTime();
+    for await (const line of readLines(createReadStream(file, { highWaterMark: 1 << 20 }), file)) {
+      if (decodeEvent(line.bytes, line.source, at, DEFAULT_LIMITS).kind !== 'dead') n++;
+    }
+    return n;
+  });
+  const sink = await ClickHouseSink.open({ db: join(tmp, 'db') });
+  const full = await time('replay into embedded ClickHouse', () => replayPaths([file], sink));
+  await sink.close();
+
+  if (parseOnly.result !== N || decodeOnly.result !== N || full.result.rowsWritten !== N) {
+    throw new Error(`count mismatch: parse ${parseOnly.result}, decode ${decodeOnly.result}, replay ${full.result.rowsWritten} of ${N}`);
+  }
+  const rss = process.memoryUsage().rss / 1e6;
+  console.log(`events: ${N} (${mb.toFixed(1)} MB, from ${base.length} fixture events)`);
+  for (const r of [parseOnly, decodeOnly, full]) {
+    console.log(`${r.label.padEnd(40)} ${(N / r.seconds).toFixed(0).padStart(9)} events/s  ${(mb / r.seconds).toFixed(1).padStart(6)} MB/s  ${r.seconds.toFixed(2)} s`);
+  }
+  console.log(`ratio replay / parse-only baseline: ${(parseOnly.seconds / full.seconds).toFixed(3)}`);
+  console.log(`ratio decode / parse-only baseline: ${(parseOnly.seconds / decodeOnly.seconds).toFixed(3)}`);
+  console.log(`rss at end: ${rss.toFixed(0)} MB`);
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}

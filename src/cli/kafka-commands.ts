@@ -1,0 +1,306 @@
+// `toolcanon consume` (the stream worker) and `toolcanon produce` (publish JSONL files to a topic).
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { DEFAULT_LIMITS } from '../decode/event.ts';
+import { createKafkaClient, type KafkaAdmin, type StreamProducer } from '../kafka/client.ts';
+import { publishPaths } from '../kafka/publish.ts';
+import { ClickHouseSink } from '../sink/clickhouse.ts';
+import { backoffDelayMs, sleep } from '../worker/backoff.ts';
+import { heartbeatIntervalFor, WORKER_DEFAULTS, type WorkerConfig } from '../worker/config.ts';
+import { defaultDlqTopic } from '../worker/dlq.ts';
+import { defaultClientId, StreamWorker, type WorkerSummary } from '../worker/worker.ts';
+import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
+import { UsageError, type Io } from './io.ts';
+
+const D = WORKER_DEFAULTS;
+
+const CONSUME_USAGE = `Usage: toolcanon consume --brokers HOST:PORT[,HOST:PORT…] --topic TOPIC [options]
+
+Consumes toolcanon events from a Kafka topic in a consumer group and writes them to ClickHouse
+(validate -> project -> account, as replay does). Offsets are committed only after ClickHouse
+has acknowledged everything before them. Stops cleanly on SIGTERM/SIGINT.
+
+Options:
+  --brokers LIST                   Bootstrap brokers (or $TOOLCANON_KAFKA_BROKERS)
+  --topic TOPIC                    Topic to consume
+  --group GROUP                    Consumer group (default ${D.groupId})
+  --dlq-topic TOPIC                Dead-letter topic (default <topic>.dlq)
+  --db DIR                         Embedded ClickHouse data directory (default .toolcanon/db, or $TOOLCANON_DB)
+  --clickhouse URL                 A ClickHouse server instead (or $TOOLCANON_CLICKHOUSE_URL)
+  --batch-max-rows N               Flush after N buffered events (default ${D.batchMaxRows})
+  --batch-max-bytes N              Flush after N bytes of buffered record values (default ${D.batchMaxBytes})
+  --batch-max-wait-ms N            Flush when the oldest buffered event is N ms old (default ${D.batchMaxWaitMs})
+  --max-event-bytes N              Larger events are dead-lettered as oversized (default ${DEFAULT_LIMITS.maxEventBytes})
+  --max-depth N                    Deeper JSON is dead-lettered as too_deep (default ${DEFAULT_LIMITS.maxDepth})
+  --retry-initial-ms N             First backoff while ClickHouse fails (default ${D.retry.initialMs})
+  --retry-max-ms N                 Backoff ceiling (default ${D.retry.maxMs})
+  --shutdown-timeout-ms N          Longest a SIGTERM/SIGINT shutdown may take (default ${D.shutdownTimeoutMs})
+  --progress-interval-ms N         Progress line interval on stderr, 0 = none (default ${D.progressIntervalMs})
+  --start-from earliest|latest     Where a new group starts (default earliest)
+  --session-timeout-ms N           Group session timeout (default ${D.sessionTimeoutMs})
+  --fetch-max-bytes N              Bytes per fetch, all partitions (default ${D.fetchMaxBytes})
+  --fetch-max-bytes-per-partition N  Bytes per partition and fetch (default ${D.fetchMaxBytesPerPartition})
+  --fetch-max-wait-ms N            Longest the broker holds an empty fetch (default ${D.fetchMaxWaitMs})
+  --client-id ID                   Kafka client id (default toolcanon-<host>-<pid>)
+  --format table|json|csv          Format of the summary printed at exit (default table)
+  -h, --help                       Show this help
+`;
+
+const PRODUCE_USAGE = `Usage: toolcanon produce <paths…|-> --brokers HOST:PORT[,…] --topic TOPIC [options]
+
+Publishes JSONL events (files, directories of *.jsonl, or - for stdin), one record per non-blank
+line, keyed by session_id. Values are the lines' bytes as they are, broken lines included.
+
+Options:
+  --brokers LIST                   Bootstrap brokers (or $TOOLCANON_KAFKA_BROKERS)
+  --topic TOPIC                    Topic to publish to
+  --partitions N                   Partitions when the topic has to be created (default 6)
+  --topic-max-message-bytes N      max.message.bytes when the topic has to be created (default: broker's)
+  --format table|json|csv          Summary format (default table)
+  -h, --help                       Show this help
+`;
+
+const CONSUME_OPTIONS = {
+  brokers: { type: 'string' },
+  topic: { type: 'string' },
+  group: { type: 'string' },
+  'dlq-topic': { type: 'string' },
+  db: { type: 'string' },
+  clickhouse: { type: 'string' },
+  'batch-max-rows': { type: 'string' },
+  'batch-max-bytes': { type: 'string' },
+  'batch-max-wait-ms': { type: 'string' },
+  'max-event-bytes': { type: 'string' },
+  'max-depth': { type: 'string' },
+  'retry-initial-ms': { type: 'string' },
+  'retry-max-ms': { type: 'string' },
+  'shutdown-timeout-ms': { type: 'string' },
+  'progress-interval-ms': { type: 'string' },
+  'start-from': { type: 'string' },
+  'session-timeout-ms': { type: 'string' },
+  'fetch-max-bytes': { type: 'string' },
+  'fetch-max-bytes-per-partition': { type: 'string' },
+  'fetch-max-wait-ms': { type: 'string' },
+  'client-id': { type: 'string' },
+  format: { type: 'string', default: 'table' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const satisfies ParseArgsConfig['options'];
+
+const PRODUCE_OPTIONS = {
+  brokers: { type: 'string' },
+  topic: { type: 'string' },
+  partitions: { type: 'string' },
+  'topic-max-message-bytes': { type: 'string' },
+  format: { type: 'string', default: 'table' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const satisfies ParseArgsConfig['options'];
+
+function parse<O extends ParseArgsConfig['options']>(args: readonly string[], options: O) {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function integer(name: string, value: string | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (!/^[0-9]+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`--${name} must be an integer of at least ${min}, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+function format(value: string): OutputFormat {
+  if ((OUTPUT_FORMATS as readonly string[]).includes(value)) return value as OutputFormat;
+  throw new UsageError(`--format must be one of ${OUTPUT_FORMATS.join(', ')}, got ${JSON.stringify(value)}`);
+}
+
+function brokersFrom(value: string | undefined, command: string): string[] {
+  const list = (value ?? process.env['TOOLCANON_KAFKA_BROKERS'] ?? '')
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b !== '');
+  if (list.length === 0) throw new UsageError(`${command} needs --brokers host:port (or $TOOLCANON_KAFKA_BROKERS)`);
+  for (const b of list) if (!/^[^\s:]+:[0-9]+$/.test(b)) throw new UsageError(`--brokers: ${JSON.stringify(b)} is not host:port`);
+  return list;
+}
+
+function topicFrom(value: string | undefined, command: string, flag = 'topic'): string {
+  if (value === undefined || value === '') throw new UsageError(`${command} needs --${flag} TOPIC`);
+  if (!/^[a-zA-Z0-9._-]{1,249}$/.test(value)) throw new UsageError(`--${flag}: ${JSON.stringify(value)} is not a valid Kafka topic name`);
+  return value;
+}
+
+/** Parses `consume` flags into a worker configuration (exported for tests). */
+export function parseConsumeArgs(args: readonly string[]): { config: WorkerConfig; db: string | undefined; clickhouse: string | undefined; format: OutputFormat; help: boolean } {
+  const { values, positionals } = parse(args, CONSUME_OPTIONS);
+  if (values.help) return { config: undefined as unknown as WorkerConfig, db: undefined, clickhouse: undefined, format: 'table', help: true };
+  if (positionals.length) throw new UsageError(`consume takes no positional arguments, got ${JSON.stringify(positionals[0])}`);
+  const topic = topicFrom(values.topic, 'consume');
+  const startFrom = values['start-from'] ?? 'earliest';
+  if (startFrom !== 'earliest' && startFrom !== 'latest') throw new UsageError(`--start-from must be earliest or latest, got ${JSON.stringify(startFrom)}`);
+  const sessionTimeoutMs = integer('session-timeout-ms', values['session-timeout-ms'], D.sessionTimeoutMs, 1000);
+  const retryInitialMs = integer('retry-initial-ms', values['retry-initial-ms'], D.retry.initialMs);
+  const retryMaxMs = integer('retry-max-ms', values['retry-max-ms'], Math.max(D.retry.maxMs, retryInitialMs));
+  if (retryMaxMs < retryInitialMs) throw new UsageError('--retry-max-ms must be at least --retry-initial-ms');
+  const config: WorkerConfig = {
+    brokers: brokersFrom(values.brokers, 'consume'),
+    topic,
+    groupId: values.group ?? D.groupId,
+    clientId: values['client-id'] ?? defaultClientId(),
+    dlqTopic: values['dlq-topic'] === undefined ? defaultDlqTopic(topic) : topicFrom(values['dlq-topic'], 'consume', 'dlq-topic'),
+    batchMaxRows: integer('batch-max-rows', values['batch-max-rows'], D.batchMaxRows),
+    batchMaxBytes: integer('batch-max-bytes', values['batch-max-bytes'], D.batchMaxBytes),
+    batchMaxWaitMs: integer('batch-max-wait-ms', values['batch-max-wait-ms'], D.batchMaxWaitMs),
+    limits: {
+      maxEventBytes: integer('max-event-bytes', values['max-event-bytes'], DEFAULT_LIMITS.maxEventBytes),
+      maxDepth: integer('max-depth', values['max-depth'], DEFAULT_LIMITS.maxDepth),
+    },
+    retry: { initialMs: retryInitialMs, maxMs: retryMaxMs },
+    shutdownTimeoutMs: integer('shutdown-timeout-ms', values['shutdown-timeout-ms'], D.shutdownTimeoutMs),
+    progressIntervalMs: integer('progress-interval-ms', values['progress-interval-ms'], D.progressIntervalMs, 0),
+    fromBeginning: startFrom === 'earliest',
+    sessionTimeoutMs,
+    heartbeatIntervalMs: heartbeatIntervalFor(sessionTimeoutMs),
+    rebalanceTimeoutMs: Math.max(D.rebalanceTimeoutMs, sessionTimeoutMs),
+    fetchMaxWaitMs: integer('fetch-max-wait-ms', values['fetch-max-wait-ms'], D.fetchMaxWaitMs),
+    fetchMaxBytes: integer('fetch-max-bytes', values['fetch-max-bytes'], D.fetchMaxBytes),
+    fetchMaxBytesPerPartition: integer('fetch-max-bytes-per-partition', values['fetch-max-bytes-per-partition'], D.fetchMaxBytesPerPartition),
+  };
+  return { config, db: values.db, clickhouse: values.clickhouse, format: format(values.format), help: false };
+}
+
+function summaryRows(s: WorkerSummary): Row[] {
+  const c = s.counts;
+  const rows: Row[] = [
+    { metric: 'events_consumed', value: s.stats.eventsConsumed },
+    { metric: 'rows_written', value: c.rowsWritten },
+    { metric: 'tool_call_rows', value: c.toolCallRows },
+    { metric: 'usage_rows', value: c.usageRows },
+    { metric: 'dead_letters', value: c.deadLetters },
+  ];
+  for (const [reason, n] of Object.entries(c.deadLettersByReason)) rows.push({ metric: `dead_letters.${reason}`, value: n });
+  rows.push(
+    { metric: 'dlq_published', value: s.stats.dlqPublished },
+    { metric: 'events_committed', value: s.stats.eventsCommitted },
+    { metric: 'flushes', value: s.stats.flushes },
+    { metric: 'failed_flushes', value: s.stats.flushFailures },
+    { metric: 'commits', value: s.stats.commits },
+    { metric: 'rebalances', value: s.stats.rebalances },
+    { metric: 'buffered_events_dropped', value: s.stats.bufferedEventsDropped },
+    { metric: 'bytes_consumed', value: s.stats.bytesConsumed },
+    { metric: 'elapsed_ms', value: Math.round(s.elapsedMs) },
+    { metric: 'events_per_s', value: s.elapsedMs > 0 ? Math.round((s.stats.eventsConsumed * 1000) / s.elapsedMs) : 0 },
+    { metric: 'peak_rss_bytes', value: s.peakRssBytes },
+    { metric: 'clean_exit', value: s.clean },
+  );
+  return rows;
+}
+
+/** Opens the sink, retrying with backoff while ClickHouse is unavailable (until a signal). */
+async function openSinkPatiently(target: { db?: string | undefined; clickhouseUrl?: string | undefined }, io: Io, signal: AbortSignal): Promise<ClickHouseSink | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ClickHouseSink.open(target);
+    } catch (error) {
+      if (signal.aborted) return undefined;
+      const delayMs = backoffDelayMs({ initialMs: WORKER_DEFAULTS.retry.initialMs, maxMs: WORKER_DEFAULTS.retry.maxMs }, attempt);
+      io.err(`ClickHouse is not available (attempt ${attempt}): ${(error as Error).message}; retrying in ${delayMs} ms.`);
+      await sleep(delayMs, signal);
+      if (signal.aborted) return undefined;
+    }
+  }
+}
+
+export async function runConsumeCommand(args: readonly string[], io: Io): Promise<number> {
+  const parsed = parseConsumeArgs(args);
+  if (parsed.help) {
+    io.out(CONSUME_USAGE);
+    return 0;
+  }
+  const stopSignal = new AbortController();
+  let worker: StreamWorker | undefined;
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals++;
+    if (signals > 1) {
+      io.err(`Received ${signal} again: exiting now without a final flush (nothing uncommitted is lost; it is consumed again).`);
+      process.exit(1);
+    }
+    stopSignal.abort();
+    void worker?.stop(signal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    const sink = await openSinkPatiently({ db: parsed.db, clickhouseUrl: parsed.clickhouse }, io, stopSignal.signal);
+    if (sink === undefined) return 0; // stopped before anything was consumed
+    try {
+      worker = new StreamWorker({ config: parsed.config, sink, log: (line) => io.err(line) });
+      if (stopSignal.signal.aborted) void worker.stop('signal');
+      await worker.start();
+      const summary = await worker.finished;
+      io.out(renderRows(summaryRows(summary), parsed.format));
+      if (summary.fatal) io.err(`toolcanon: the worker stopped: ${summary.fatal.message}`);
+      return summary.clean ? 0 : 1;
+    } catch (error) {
+      if (worker !== undefined) await worker.stop('error');
+      throw error;
+    } finally {
+      await sink.close();
+    }
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}
+
+export async function runProduceCommand(args: readonly string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, PRODUCE_OPTIONS);
+  if (values.help) {
+    io.out(PRODUCE_USAGE);
+    return 0;
+  }
+  if (positionals.length === 0) throw new UsageError('produce needs at least one path (a file, a directory, or - for stdin)');
+  const brokers = brokersFrom(values.brokers, 'produce');
+  const topic = topicFrom(values.topic, 'produce');
+  const partitions = integer('partitions', values.partitions, 6);
+  const topicMaxMessageBytes = values['topic-max-message-bytes'] === undefined ? undefined : integer('topic-max-message-bytes', values['topic-max-message-bytes'], 0);
+  const outputFormat = format(values.format);
+
+  const client = createKafkaClient({ brokers, clientId: `toolcanon-produce-${process.pid}`, log: (line) => io.err(line) });
+  let admin: KafkaAdmin | undefined;
+  let producer: StreamProducer | undefined;
+  try {
+    admin = await client.admin();
+    const created = await admin.ensureTopic(topic, {
+      partitions,
+      configs: topicMaxMessageBytes === undefined ? {} : { 'max.message.bytes': String(topicMaxMessageBytes) },
+    });
+    if (created) io.err(`Created topic ${topic} (${partitions} partition(s)).`);
+    const maxMessageBytes = await admin.maxMessageBytes(topic);
+    producer = await client.producer();
+    const started = performance.now();
+    const result = await publishPaths(producer, positionals, { topic, ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }) });
+    const elapsedMs = performance.now() - started;
+    for (const t of result.tooLarge) io.err(`${t.source}: not published: ${t.bytes} bytes is more than ${topic} accepts (max.message.bytes ${maxMessageBytes ?? 'default'})`);
+    io.out(
+      renderRows(
+        [
+          { metric: 'records_published', value: result.published },
+          { metric: 'bytes_published', value: result.bytesPublished },
+          { metric: 'unkeyed_records', value: result.unkeyed },
+          { metric: 'too_large_skipped', value: result.tooLarge.length },
+          { metric: 'blank_lines_skipped', value: result.blankLines },
+          { metric: 'elapsed_ms', value: Math.round(elapsedMs) },
+          { metric: 'records_per_s', value: elapsedMs > 0 ? Math.round((result.published * 1000) / elapsedMs) : 0 },
+        ],
+        outputFormat,
+      ),
+    );
+    return result.tooLarge.length > 0 ? 1 : 0;
+  } finally {
+    await producer?.disconnect().catch(() => undefined);
+    await admin?.disconnect().catch(() => undefined);
+  }
+}

@@ -1,0 +1,75 @@
+// The dead-letter topic: what a poison record becomes there, and how the worker learns which
+// records of a batch were dead-lettered (it watches the batch writer's dead-letter inserts).
+import type { OutgoingRecord } from '../kafka/client.ts';
+import type { DeadLetterRow } from '../model/records.ts';
+import type { ClickHouseSink } from '../sink/clickhouse.ts';
+
+/** Header names of a dead-letter record; the value is the original record value, byte for byte. */
+export const DLQ_HEADERS = {
+  reason: 'toolcanon.reason',
+  detail: 'toolcanon.detail',
+  originTopic: 'toolcanon.origin.topic',
+  originPartition: 'toolcanon.origin.partition',
+  originOffset: 'toolcanon.origin.offset',
+  deadLetterId: 'toolcanon.dead_letter_id',
+} as const;
+
+/** Default dead-letter topic of a topic. */
+export function defaultDlqTopic(topic: string): string {
+  return `${topic}.dlq`;
+}
+
+/** The source string of a Kafka record, as stored in tool_calls.source and dead_letters.source. */
+export function recordSource(topic: string, partition: number, offset: string): string {
+  return `${topic}/${partition}/${offset}`;
+}
+
+/** Splits a record source back into its parts (topic names cannot contain '/'). */
+export function parseRecordSource(source: string): { topic: string; partition: number; offset: string } | undefined {
+  const m = /^(.+)\/([0-9]+)\/([0-9]+)$/.exec(source);
+  if (!m) return undefined;
+  return { topic: m[1] as string, partition: Number(m[2]), offset: m[3] as string };
+}
+
+export interface OriginalRecord {
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+}
+
+export function toDlqRecord(original: OriginalRecord, dead: Pick<DeadLetterRow, 'reason' | 'detail' | 'dead_letter_id'>, origin: { topic: string; partition: number; offset: string }): OutgoingRecord {
+  return {
+    key: original.key,
+    value: original.value ?? Buffer.alloc(0),
+    headers: {
+      [DLQ_HEADERS.reason]: dead.reason,
+      [DLQ_HEADERS.detail]: dead.detail,
+      [DLQ_HEADERS.originTopic]: origin.topic,
+      [DLQ_HEADERS.originPartition]: String(origin.partition),
+      [DLQ_HEADERS.originOffset]: origin.offset,
+      [DLQ_HEADERS.deadLetterId]: dead.dead_letter_id,
+    },
+  };
+}
+
+/**
+ * A view of the sink that remembers every dead-letter row ClickHouse acknowledged, by source.
+ * The batch writer decides what is a dead letter; this is how the worker finds out which of its
+ * records those were without decoding them twice. A retried flush writes the same rows again,
+ * which the map absorbs.
+ */
+export function watchDeadLetters(sink: ClickHouseSink): { sink: ClickHouseSink; acknowledged: Map<string, DeadLetterRow> } {
+  const acknowledged = new Map<string, DeadLetterRow>();
+  const watched = new Proxy(sink, {
+    get(target, property, receiver) {
+      if (property === 'writeDeadLetters') {
+        return async (rows: readonly DeadLetterRow[]): Promise<void> => {
+          await target.writeDeadLetters(rows);
+          for (const row of rows) acknowledged.set(row.source, row);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { sink: watched, acknowledged };
+}

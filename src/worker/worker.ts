@@ -1,0 +1,626 @@
+// The stream worker: consumes toolcanon events from a Kafka topic in a consumer group and runs
+// them through the same batch writer as `replay` (decode/validate -> project -> account ->
+// ClickHouse), with at-least-once delivery:
+//
+// - Offsets are committed only after ClickHouse acknowledged the rows and dead letters of every
+//   record up to them, and the dead-letter topic acknowledged the poison records among them.
+//   A crash anywhere therefore loses nothing; what was written but not committed is consumed
+//   again, and the tables deduplicate it (event_id, dead_letter_id).
+// - While ClickHouse fails the worker retries the same batch with exponential backoff and
+//   jitter, pauses fetching (so memory stays at one batch plus one fetch) and commits nothing.
+// - A rebalance starts a new "generation": the buffered, uncommitted events of the previous one
+//   are dropped (the new owner of each partition reads them again from the last commit) and the
+//   batch writer, whose accounting state follows sessions, starts fresh.
+import { hostname } from 'node:os';
+import { nowClickHouseTime } from '../decode/event.ts';
+import {
+  createKafkaClient,
+  isMessageTooLargeError,
+  isRebalanceError,
+  type BatchContext,
+  type ConsumedRecord,
+  type KafkaAdmin,
+  type KafkaClient,
+  type OutgoingRecord,
+  type StreamConsumer,
+  type StreamProducer,
+} from '../kafka/client.ts';
+import type { DeadLetterRow } from '../model/records.ts';
+import { BatchWriter, emptyCounts, type PipelineCounts } from '../pipeline.ts';
+import type { ClickHouseSink } from '../sink/clickhouse.ts';
+import { backoffDelayMs, sleep } from './backoff.ts';
+import type { WorkerConfig } from './config.ts';
+import { DLQ_HEADERS, parseRecordSource, recordSource, toDlqRecord, watchDeadLetters } from './dlq.ts';
+import { Mutex } from './mutex.ts';
+import { createWorkerTelemetry, type WorkerTelemetry } from './telemetry.ts';
+
+const EMPTY = Buffer.alloc(0);
+/** How long a rebalance may wait for the buffered events to be flushed and committed. */
+const REBALANCE_SETTLE_MS = 10_000;
+/** Attempts at committing offsets before leaving them for the next flush. */
+const COMMIT_ATTEMPTS = 3;
+const TIMER_TICK_MS = 100;
+
+export interface WorkerStats {
+  /** Records taken into a batch (re-deliveries after a rebalance or restart count again). */
+  eventsConsumed: number;
+  bytesConsumed: number;
+  flushes: number;
+  flushFailures: number;
+  dlqPublished: number;
+  /** Consumed records whose offsets were committed after their rows were acknowledged. */
+  eventsCommitted: number;
+  commits: number;
+  commitFailures: number;
+  rebalances: number;
+  /** Buffered events dropped at a rebalance without a commit; they are consumed again. */
+  bufferedEventsDropped: number;
+}
+
+export interface WorkerStatus {
+  readonly generation: number;
+  readonly assignedPartitions: readonly number[];
+  readonly bufferedEvents: number;
+  readonly paused: boolean;
+  /** Set while ClickHouse (or the dead-letter topic) is failing. */
+  readonly failing: { readonly step: string; readonly attempts: number; readonly sinceMs: number; readonly message: string } | undefined;
+  readonly committedOffsets: ReadonlyMap<number, bigint>;
+  readonly counts: Readonly<PipelineCounts>;
+  readonly stats: Readonly<WorkerStats>;
+}
+
+export interface WorkerSummary {
+  /** True when everything consumed was written and committed before the worker left the group. */
+  readonly clean: boolean;
+  /** Set when the worker stopped on its own because of an error it cannot recover from. */
+  readonly fatal?: Error;
+  readonly counts: Readonly<PipelineCounts>;
+  readonly stats: Readonly<WorkerStats>;
+  /** From the first consumed record to the last commit (the time spent working, idle tail excluded). */
+  readonly elapsedMs: number;
+  readonly peakRssBytes: number;
+}
+
+interface BufferedRecord {
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+}
+
+/** Everything that belongs to one membership of the group (one assignment). */
+interface Generation {
+  readonly id: number;
+  readonly writer: BatchWriter;
+  /** Dead-letter rows ClickHouse acknowledged during the current flush, by source. */
+  readonly deadLetters: Map<string, DeadLetterRow>;
+  /** The records in the writer's buffer, kept for the dead-letter topic (the original bytes). */
+  records: BufferedRecord[];
+  /** Partition -> offset of the last record given to the writer and not yet flushed. */
+  readonly lastAdded: Map<number, string>;
+  /** Partition -> next offset to commit (everything before it is acknowledged). */
+  readonly toCommit: Map<number, string>;
+  /** Poison records acknowledged by ClickHouse, not yet by the dead-letter topic. */
+  dlqPending: OutgoingRecord[];
+  /** Events flushed whose offsets are not committed yet. */
+  flushedUncommitted: number;
+  /** No commit-only retry from the timer before this time (after a failed commit). */
+  nextCommitRetryAtMs: number;
+  firstPendingAtMs: number | undefined;
+  /** The latest batch context: heartbeats and commits go through it. */
+  context: BatchContext | undefined;
+  /** Set when a heartbeat or commit found the group rebalancing. */
+  rebalance: unknown;
+}
+
+export interface WorkerOptions {
+  readonly config: WorkerConfig;
+  readonly sink: ClickHouseSink;
+  /** Progress and warnings, one line each (stderr in the CLI). */
+  readonly log: (line: string) => void;
+  /** The Kafka client; created from the config when omitted. */
+  readonly client?: KafkaClient;
+}
+
+export class StreamWorker {
+  readonly counts: PipelineCounts = emptyCounts();
+  private readonly stats: WorkerStats = {
+    eventsConsumed: 0,
+    bytesConsumed: 0,
+    flushes: 0,
+    flushFailures: 0,
+    dlqPublished: 0,
+    eventsCommitted: 0,
+    commits: 0,
+    commitFailures: 0,
+    rebalances: 0,
+    bufferedEventsDropped: 0,
+  };
+  private readonly config: WorkerConfig;
+  private readonly sink: ClickHouseSink;
+  private readonly log: (line: string) => void;
+  private readonly client: KafkaClient;
+  private readonly telemetry: WorkerTelemetry;
+  private readonly lock = new Mutex();
+  private consumer: StreamConsumer | undefined;
+  private producer: StreamProducer | undefined;
+  private admin: KafkaAdmin | undefined;
+  private generationSeq = 0;
+  private gen: Generation;
+  private assigned: readonly number[] = [];
+  private paused = false;
+  private failing: { step: string; attempts: number; sinceMs: number; message: string } | undefined;
+  private readonly committed = new Map<number, bigint>();
+  private lagByPartition = new Map<number, bigint>();
+  private stopping = false;
+  private stopDeadlineMs: number | undefined;
+  private readonly stopAbort = new AbortController();
+  private stopPromise: Promise<WorkerSummary> | undefined;
+  private fatal: Error | undefined;
+  private starting: Promise<void> | undefined;
+  private firstConsumedAtMs: number | undefined;
+  private lastCommitAtMs: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private progressTimer: NodeJS.Timeout | undefined;
+  private resolveFinished: (summary: WorkerSummary) => void = () => {};
+  /** Resolves when the worker has stopped, by stop() or by a fatal error. */
+  readonly finished: Promise<WorkerSummary>;
+
+  constructor(options: WorkerOptions) {
+    this.config = options.config;
+    this.sink = options.sink;
+    this.log = options.log;
+    this.client =
+      options.client ??
+      createKafkaClient({ brokers: this.config.brokers, clientId: this.config.clientId, log: this.log });
+    this.telemetry = createWorkerTelemetry(this.config.topic, this.config.groupId, {
+      lagByPartition: () => this.lagByPartition,
+      bufferedEvents: () => this.gen.writer.pending,
+      isPaused: () => this.paused,
+    });
+    this.gen = this.newGeneration();
+    this.finished = new Promise((resolve) => {
+      this.resolveFinished = resolve;
+    });
+  }
+
+  /** Connects, makes sure the dead-letter topic exists, joins the group and starts consuming. */
+  start(): Promise<void> {
+    this.starting ??= this.connectAndRun();
+    return this.starting;
+  }
+
+  private async connectAndRun(): Promise<void> {
+    const c = this.config;
+    this.admin = await this.client.admin();
+    const partitions = await this.admin.partitionCount(c.topic);
+    const maxMessageBytes = partitions === undefined ? undefined : await this.admin.maxMessageBytes(c.topic);
+    // The dead-letter topic takes every record the topic can hold, keyed the same way.
+    const created = await this.admin.ensureTopic(c.dlqTopic, {
+      partitions: partitions ?? 1,
+      configs: maxMessageBytes === undefined ? {} : { 'max.message.bytes': String(maxMessageBytes) },
+    });
+    if (created) this.log(`Created dead-letter topic ${c.dlqTopic} (${partitions ?? 1} partition(s)).`);
+    if (this.stopping) return;
+    this.producer = await this.client.producer();
+    if (this.stopping) return;
+    this.consumer = await this.client.consumer({
+      groupId: c.groupId,
+      topic: c.topic,
+      fromBeginning: c.fromBeginning,
+      sessionTimeoutMs: c.sessionTimeoutMs,
+      heartbeatIntervalMs: c.heartbeatIntervalMs,
+      rebalanceTimeoutMs: c.rebalanceTimeoutMs,
+      maxWaitTimeMs: c.fetchMaxWaitMs,
+      fetchMaxBytes: c.fetchMaxBytes,
+      fetchMaxBytesPerPartition: c.fetchMaxBytesPerPartition,
+    });
+    this.consumer.onAssigned((p) => this.onAssigned(p));
+    this.consumer.onCrash(({ error, restarting }) => {
+      this.log(`Kafka consumer crashed: ${error.message}${restarting ? '; the client restarts it and rejoins the group.' : '; it will not restart.'}`);
+      if (!restarting && !this.stopping) {
+        this.fatal = error;
+        void this.stop('consumer crash');
+      }
+    });
+    if (this.stopping) return;
+    this.timer = setInterval(() => this.onTick(), TIMER_TICK_MS);
+    if (c.progressIntervalMs > 0) this.progressTimer = setInterval(() => void this.reportProgress(), c.progressIntervalMs);
+    this.log(`Consuming ${c.topic} as group ${c.groupId} into ${this.sink.description}; poison records go to ${c.dlqTopic}.`);
+    await this.consumer.run((ctx) => this.onBatch(ctx));
+  }
+
+  status(): WorkerStatus {
+    return {
+      generation: this.gen.id,
+      assignedPartitions: this.assigned,
+      bufferedEvents: this.gen.writer.pending,
+      paused: this.paused,
+      failing: this.failing,
+      committedOffsets: this.committed,
+      counts: this.counts,
+      stats: this.stats,
+    };
+  }
+
+  /**
+   * Stops fetching, flushes and commits what is buffered, leaves the group and disconnects.
+   * Bounded by shutdownTimeoutMs; when ClickHouse cannot take the last batch in that time the
+   * worker leaves without committing it (it is consumed again later) and the summary is not clean.
+   */
+  stop(reason = 'stop requested'): Promise<WorkerSummary> {
+    this.stopPromise ??= this.shutdown(reason);
+    return this.stopPromise;
+  }
+
+  private async shutdown(reason: string): Promise<WorkerSummary> {
+    this.stopping = true;
+    const deadline = Date.now() + this.config.shutdownTimeoutMs;
+    this.stopDeadlineMs = deadline;
+    this.log(`Stopping (${reason}): ${this.gen.writer.pending} buffered event(s) to flush and commit.`);
+    // A stop during start waits for the connections to exist, so that they can be closed.
+    await raceDeadline(this.starting ?? Promise.resolve(), deadline, undefined);
+    if (this.timer) clearInterval(this.timer);
+    if (this.progressTimer) clearInterval(this.progressTimer);
+    this.consumer?.pause();
+    let settled = false;
+    if (this.fatal === undefined) {
+      const gen = this.gen;
+      const attempt = this.lock.run(() => this.settle(gen, 'shutdown', deadline));
+      settled = await raceDeadline(attempt, deadline, false);
+      settled = settled && gen === this.gen && gen.writer.pending === 0 && gen.toCommit.size === 0 && gen.dlqPending.length === 0;
+    }
+    // Wake anything still sleeping in a retry: from here on nothing is flushed any more.
+    this.stopAbort.abort();
+    const left = this.gen.writer.pending;
+    if (!settled && left > 0) this.log(`Leaving ${left} event(s) uncommitted: ClickHouse did not take them within ${this.config.shutdownTimeoutMs} ms. They are consumed again at the next start.`);
+    const disconnectBy = Date.now() + 15_000;
+    await raceDeadline(this.consumer?.disconnect().catch((e: unknown) => this.log(`Disconnecting the consumer failed: ${(e as Error).message}`)) ?? Promise.resolve(), disconnectBy, undefined);
+    await raceDeadline(this.producer?.disconnect().catch(() => undefined) ?? Promise.resolve(), disconnectBy, undefined);
+    await raceDeadline(this.admin?.disconnect().catch(() => undefined) ?? Promise.resolve(), disconnectBy, undefined);
+    this.log(this.progressLine('Stopped'));
+    const summary: WorkerSummary = {
+      clean: settled && this.fatal === undefined,
+      ...(this.fatal === undefined ? {} : { fatal: this.fatal }),
+      counts: this.counts,
+      stats: this.stats,
+      elapsedMs: this.firstConsumedAtMs === undefined ? 0 : (this.lastCommitAtMs ?? Date.now()) - this.firstConsumedAtMs,
+      peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    };
+    this.resolveFinished(summary);
+    return summary;
+  }
+
+  private newGeneration(): Generation {
+    const watched = watchDeadLetters(this.sink);
+    return {
+      id: this.generationSeq++,
+      writer: new BatchWriter(watched.sink, this.counts, { maxBatchRows: this.config.batchMaxRows, maxBatchBytes: this.config.batchMaxBytes }),
+      deadLetters: watched.acknowledged,
+      records: [],
+      lastAdded: new Map(),
+      toCommit: new Map(),
+      dlqPending: [],
+      flushedUncommitted: 0,
+      nextCommitRetryAtMs: 0,
+      firstPendingAtMs: undefined,
+      context: undefined,
+      rebalance: undefined,
+    };
+  }
+
+  /** A (re)join of the group: the previous generation's uncommitted work is abandoned. */
+  private onAssigned(partitions: readonly number[]): void {
+    const old = this.gen;
+    const dropped = old.writer.pending;
+    this.gen = this.newGeneration();
+    this.assigned = partitions;
+    this.stats.rebalances++;
+    this.stats.bufferedEventsDropped += dropped;
+    this.telemetry.rebalanced(dropped);
+    for (const p of [...this.committed.keys()]) if (!partitions.includes(p)) this.committed.delete(p);
+    for (const p of [...this.lagByPartition.keys()]) if (!partitions.includes(p)) this.lagByPartition.delete(p);
+    // A paused worker would never fetch again to find out whether ClickHouse is back.
+    if (this.paused && !this.stopping) this.setPaused(false);
+    const list = partitions.length ? partitions.join(',') : 'none';
+    this.log(`Joined group ${this.config.groupId} (generation ${this.gen.id}): partitions ${list} of ${this.config.topic}${dropped ? `; dropped ${dropped} uncommitted buffered event(s), they are consumed again` : ''}.`);
+  }
+
+  private async onBatch(ctx: BatchContext): Promise<void> {
+    const gen = this.gen;
+    await this.lock.run(async () => {
+      if (gen !== this.gen) return;
+      gen.context = ctx;
+      const { batch } = ctx;
+      const limits = this.config.limits;
+      const ingestedAt = nowClickHouseTime();
+      let added = 0;
+      let bytes = 0;
+      const account = (): void => {
+        if (added === 0) return;
+        this.stats.eventsConsumed += added;
+        this.stats.bytesConsumed += bytes;
+        this.telemetry.eventsConsumed(added, bytes);
+        added = 0;
+        bytes = 0;
+      };
+      this.firstConsumedAtMs ??= Date.now();
+      for (const record of batch.records) {
+        if (this.stopping || gen !== this.gen || gen.rebalance !== undefined || !ctx.isRunning()) break;
+        const value = record.value ?? EMPTY;
+        const due = gen.writer.add({ bytes: value, source: recordSource(batch.topic, batch.partition, record.offset) }, ingestedAt, limits);
+        gen.records.push(toBuffered(batch.partition, record));
+        gen.lastAdded.set(batch.partition, record.offset);
+        gen.firstPendingAtMs ??= Date.now();
+        ctx.markFetched(record.offset);
+        added++;
+        bytes += value.byteLength;
+        if (due) {
+          account();
+          await this.settle(gen, 'size');
+        }
+      }
+      account();
+      const high = BigInt(batch.highWatermark);
+      const committed = this.committed.get(batch.partition);
+      if (committed !== undefined) this.lagByPartition.set(batch.partition, high > committed ? high - committed : 0n);
+      if (gen === this.gen && gen.firstPendingAtMs !== undefined && Date.now() - gen.firstPendingAtMs >= this.config.batchMaxWaitMs) {
+        await this.settle(gen, 'time');
+      }
+    });
+    if (gen !== this.gen || this.stopping) return;
+    // Find out about a rebalance here, while the buffered events can still be committed:
+    // Kafka accepts commits of the current generation until every member has rejoined.
+    if (gen.rebalance === undefined) {
+      try {
+        await ctx.heartbeat();
+      } catch (error) {
+        if (!isRebalanceError(error)) throw error;
+        gen.rebalance = error;
+      }
+    }
+    if (gen.rebalance !== undefined) {
+      const error = gen.rebalance;
+      await this.lock.run(() => this.settle(gen, 'rebalance', Date.now() + REBALANCE_SETTLE_MS));
+      throw error; // the client rejoins the group; onAssigned starts the next generation
+    }
+  }
+
+  private onTick(): void {
+    if (this.stopping || this.lock.busy) return;
+    const gen = this.gen;
+    const overdue = gen.firstPendingAtMs !== undefined && Date.now() - gen.firstPendingAtMs >= this.config.batchMaxWaitMs;
+    const retryCommit = gen.toCommit.size > 0 && Date.now() >= gen.nextCommitRetryAtMs;
+    if (!overdue && gen.dlqPending.length === 0 && !retryCommit) return;
+    this.lock.run(() => this.settle(gen, 'time')).catch((e: unknown) => this.log(`Flush failed: ${(e as Error).message}`));
+  }
+
+  /**
+   * Brings the generation to "everything consumed is committed": flush the writer, publish the
+   * poison records to the dead-letter topic, commit. Each step retries with backoff; returns
+   * false when it had to give up (generation over, rebalance, deadline) with work left.
+   * Callers hold the lock.
+   */
+  private async settle(gen: Generation, trigger: string, deadlineMs?: number): Promise<boolean> {
+    if (gen.writer.pending > 0) {
+      const flushed = await this.retrying(gen, 'ClickHouse insert', deadlineMs, () => this.flushOnce(gen, trigger));
+      if (!flushed) return false;
+    }
+    if (gen.dlqPending.length > 0) {
+      const published = await this.retrying(gen, 'dead-letter topic', deadlineMs, () => this.publishDeadLetters(gen));
+      if (!published) return false;
+    }
+    if (gen.toCommit.size > 0) return this.commit(gen);
+    return true;
+  }
+
+  private async retrying(gen: Generation, step: string, deadlineMs: number | undefined, attempt: () => Promise<void>): Promise<boolean> {
+    for (let failures = 0; ; ) {
+      if (gen !== this.gen) return false;
+      try {
+        await attempt();
+        if (this.failing !== undefined) this.recovered();
+        return true;
+      } catch (error) {
+        if (gen !== this.gen) return false;
+        failures++;
+        this.noteFailure(step, error, failures);
+        const delayMs = backoffDelayMs(this.config.retry, failures);
+        const deadline = Math.min(deadlineMs ?? Infinity, this.stopDeadlineMs ?? Infinity);
+        if (Date.now() + delayMs > deadline) return false;
+        await this.sleepAlive(gen, delayMs);
+        if (gen.rebalance !== undefined && gen.context !== undefined && !this.stopping) {
+          // Another member waits for this one to rejoin; the batch is consumed again after it.
+          return false;
+        }
+      }
+    }
+  }
+
+  private async flushOnce(gen: Generation, trigger: string): Promise<void> {
+    const pending = gen.writer.pending;
+    const rowsBefore = this.counts.rowsWritten;
+    const deadBefore = this.counts.deadLetters;
+    const started = performance.now();
+    await this.telemetry.inSpan('toolcanon.worker.flush', { 'toolcanon.batch.events': pending, 'toolcanon.flush.trigger': trigger }, () => this.whileAlive(gen, gen.writer.flush()));
+    const durationMs = performance.now() - started;
+    this.stats.flushes++;
+    this.telemetry.rowsWritten(this.counts.rowsWritten - rowsBefore, this.counts.deadLetters - deadBefore, durationMs);
+    // Everything given to the writer is acknowledged: its offsets may be committed once the
+    // poison records among it are in the dead-letter topic.
+    if (gen.deadLetters.size > 0) {
+      const bySource = new Map<string, BufferedRecord>();
+      for (const r of gen.records) bySource.set(recordSource(this.config.topic, r.partition, r.offset), r);
+      for (const [source, dead] of gen.deadLetters) {
+        const origin = parseRecordSource(source);
+        const original = bySource.get(source);
+        if (origin === undefined || original === undefined) continue;
+        gen.dlqPending.push(toDlqRecord(original, dead, origin));
+        this.telemetry.deadLettered(dead.reason);
+      }
+      gen.deadLetters.clear();
+    }
+    gen.records = [];
+    gen.flushedUncommitted += pending;
+    for (const [partition, offset] of gen.lastAdded) gen.toCommit.set(partition, (BigInt(offset) + 1n).toString());
+    gen.lastAdded.clear();
+    gen.firstPendingAtMs = undefined;
+  }
+
+  private async publishDeadLetters(gen: Generation): Promise<void> {
+    const producer = this.producer;
+    if (producer === undefined) throw new Error('no producer for the dead-letter topic');
+    const records = gen.dlqPending;
+    await this.telemetry.inSpan('toolcanon.worker.dlq_publish', { 'toolcanon.dlq.records': records.length }, async () => {
+      try {
+        await this.whileAlive(gen, producer.send(this.config.dlqTopic, records));
+      } catch (error) {
+        if (!isMessageTooLargeError(error)) throw error;
+        // One at a time, so only a record the dead-letter topic cannot hold loses its value
+        // there (its bytes stay in dead_letters.raw); everything else goes as it is.
+        for (const record of records) {
+          try {
+            await producer.send(this.config.dlqTopic, [record]);
+          } catch (e) {
+            if (!isMessageTooLargeError(e)) throw e;
+            const size = Buffer.byteLength(record.value ?? '');
+            this.log(`Dead-letter record of ${String(record.headers?.[DLQ_HEADERS.originTopic])}/${String(record.headers?.[DLQ_HEADERS.originPartition])}/${String(record.headers?.[DLQ_HEADERS.originOffset])} is too large for ${this.config.dlqTopic} (${size} bytes); publishing it without its value.`);
+            await producer.send(this.config.dlqTopic, [{ key: record.key, value: null, headers: { ...record.headers, 'toolcanon.value_omitted_bytes': String(size) } }]);
+          }
+        }
+      }
+    });
+    this.stats.dlqPublished += records.length;
+    this.telemetry.dlqPublished(records.length);
+    gen.dlqPending = [];
+  }
+
+  private async commit(gen: Generation): Promise<boolean> {
+    const offsets = [...gen.toCommit].map(([partition, offset]) => ({ partition, offset }));
+    for (let attempt = 1; attempt <= COMMIT_ATTEMPTS; attempt++) {
+      if (gen !== this.gen || gen.context === undefined) return false;
+      try {
+        const context = gen.context;
+        await this.telemetry.inSpan('toolcanon.worker.commit', { 'toolcanon.commit.partitions': offsets.length }, () => context.commit(offsets));
+        for (const { partition, offset } of offsets) {
+          this.committed.set(partition, BigInt(offset));
+          if (gen.toCommit.get(partition) === offset) gen.toCommit.delete(partition);
+        }
+        this.stats.eventsCommitted += gen.flushedUncommitted;
+        this.lastCommitAtMs = Date.now();
+        gen.flushedUncommitted = 0;
+        this.stats.commits++;
+        this.telemetry.committed(offsets.length);
+        return true;
+      } catch (error) {
+        this.stats.commitFailures++;
+        if (isRebalanceError(error)) {
+          gen.rebalance ??= error;
+          this.log(`Commit refused, the group is rebalancing: the written events after the last commit are consumed again (and deduplicated).`);
+          return false;
+        }
+        this.log(`Commit failed (attempt ${attempt} of ${COMMIT_ATTEMPTS}): ${(error as Error).message}`);
+        if (attempt < COMMIT_ATTEMPTS) await sleep(backoffDelayMs(this.config.retry, attempt), this.stopAbort.signal);
+      }
+    }
+    // The rows are written; the offsets are committed with the next batch (or retried by the timer).
+    gen.nextCommitRetryAtMs = Date.now() + this.config.retry.maxMs;
+    return false;
+  }
+
+  /** Awaits `work` while heartbeating, so a slow insert does not get this member evicted. */
+  private async whileAlive<T>(gen: Generation, work: Promise<T>): Promise<T> {
+    const beat = setInterval(() => this.heartbeat(gen), this.config.heartbeatIntervalMs);
+    try {
+      return await work;
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  private async sleepAlive(gen: Generation, ms: number): Promise<void> {
+    await this.whileAlive(gen, sleep(ms, this.stopAbort.signal));
+  }
+
+  private heartbeat(gen: Generation): void {
+    gen.context?.heartbeat().catch((error: unknown) => {
+      if (isRebalanceError(error)) gen.rebalance ??= error;
+    });
+  }
+
+  private noteFailure(step: string, error: unknown, attempts: number): void {
+    const message = (error as Error).message ?? String(error);
+    if (step === 'ClickHouse insert') {
+      this.stats.flushFailures++;
+      this.telemetry.flushFailed(error);
+    }
+    this.failing = { step, attempts, sinceMs: this.failing?.sinceMs ?? Date.now(), message };
+    if (!this.paused) this.setPaused(true);
+    this.log(`Retrying ${step} (attempt ${attempts} failed, fetching paused, nothing committed): ${message}`);
+  }
+
+  private recovered(): void {
+    const f = this.failing;
+    this.failing = undefined;
+    if (f) this.log(`${f.step} recovered after ${f.attempts} failed attempt(s) in ${Date.now() - f.sinceMs} ms; fetching resumes.`);
+    if (this.paused && !this.stopping) this.setPaused(false);
+  }
+
+  private setPaused(paused: boolean): void {
+    this.paused = paused;
+    if (paused) this.consumer?.pause();
+    else this.consumer?.resume();
+  }
+
+  private async reportProgress(): Promise<void> {
+    try {
+      if (this.admin && this.assigned.length) {
+        const highs = await this.admin.highWatermarks(this.config.topic);
+        const missing = this.assigned.filter((p) => !this.committed.has(p));
+        const fromGroup = missing.length ? await this.admin.committedOffsets(this.config.groupId, this.config.topic) : new Map<number, bigint>();
+        const lag = new Map<number, bigint>();
+        for (const p of this.assigned) {
+          const high = highs.get(p) ?? 0n;
+          const committed = this.committed.get(p) ?? fromGroup.get(p) ?? 0n;
+          lag.set(p, high > committed ? high - committed : 0n);
+        }
+        this.lagByPartition = lag;
+      }
+    } catch {
+      // Lag is informative only; the next report tries again.
+    }
+    if (!this.stopping) this.log(this.progressLine('Progress'));
+  }
+
+  /** One line: counters, state and lag per partition (high watermark minus committed offset). */
+  progressLine(label: string): string {
+    const c = this.counts;
+    const lag = [...this.lagByPartition].sort(([a], [b]) => a - b).map(([p, n]) => `${p}:${n}`).join(',');
+    return (
+      `${label}: consumed=${this.stats.eventsConsumed} written=${c.rowsWritten} dead_lettered=${c.deadLetters} ` +
+      `dlq_published=${this.stats.dlqPublished} committed=${this.stats.eventsCommitted} buffered=${this.gen.writer.pending} ` +
+      `flushes=${this.stats.flushes} failed_flushes=${this.stats.flushFailures} paused=${this.paused} ` +
+      `partitions=${this.assigned.join(',') || '-'} lag=${lag || '-'}`
+    );
+  }
+}
+
+function toBuffered(partition: number, record: ConsumedRecord): BufferedRecord {
+  return { partition, offset: record.offset, key: record.key, value: record.value };
+}
+
+async function raceDeadline<T>(work: Promise<T>, deadlineMs: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), Math.max(0, deadlineMs - Date.now()));
+  });
+  try {
+    return await Promise.race([work.catch(() => fallback), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function defaultClientId(): string {
+  return `toolcanon-${hostname()}-${process.pid}`;
+}

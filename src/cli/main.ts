@@ -18,6 +18,9 @@ import {
   type ToolReportGrouping,
 } from './reports.ts';
 import { ModelTable } from '../accounting/models.ts';
+import { IMPORTER_IDS } from '../importers/types.ts';
+import { isImporterId, loadImporter } from '../importers/registry.ts';
+import { runImport, type ImportSummary } from '../importers/run.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
 
 const USAGE = `Usage: toolcanon <command> [options]
@@ -25,6 +28,9 @@ const USAGE = `Usage: toolcanon <command> [options]
 Commands:
   replay <paths…|->          Replay JSONL events (files, directories of *.jsonl, or - for stdin)
                              into ClickHouse and print a summary
+  import <${IMPORTER_IDS.join('|')}> [paths…]
+                             Import the logs a harness already writes (default: its usual folder);
+                             incremental: unchanged files are skipped, grown files add what is new
   validate <paths…|->        Check events without writing; one line per bad event; exit 1 if any
   report tools [--by tool|namespace|kind]
                              Calls per namespace / kind / tool, errors, read-only share
@@ -108,6 +114,21 @@ function accountingConfig(values: { 'threshold-pct'?: string | undefined; 'headr
   return { thresholdPct: Number(pct), headroomTokens: BigInt(headroom), models: ModelTable.withOverrides(values.models) };
 }
 
+function importSummaryRows(s: ImportSummary, elapsedMs: number): Row[] {
+  const rows: Row[] = [
+    { metric: 'files_seen', value: s.filesSeen },
+    { metric: 'files_read', value: s.filesRead },
+    { metric: 'files_unchanged', value: s.filesUnchanged },
+    { metric: 'records_read', value: s.recordsRead },
+    { metric: 'events_emitted', value: s.eventsEmitted },
+    { metric: 'events_already_imported', value: s.eventsAlreadyImported },
+  ];
+  for (const [type, n] of Object.entries(s.skippedRecords).sort()) rows.push({ metric: `skipped_records.${type}`, value: n });
+  const pipeline = summaryRows(s.counts, elapsedMs).filter((r) => r['metric'] !== 'blank_lines_skipped');
+  rows.push(...pipeline, { metric: 'mb_per_s', value: elapsedMs > 0 ? Number(((s.bytesParsed / 1e6) / (elapsedMs / 1000)).toFixed(2)) : 0 });
+  return rows;
+}
+
 async function withSink<T>(values: { db?: string | undefined; clickhouse?: string | undefined }, run: (sink: ClickHouseSink) => Promise<T>): Promise<T> {
   const sink = await ClickHouseSink.open({ db: values.db, clickhouseUrl: values.clickhouse });
   try {
@@ -156,6 +177,28 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         }
       });
       io.out(renderRows(summaryRows(counts, performance.now() - started), format));
+      return 0;
+    }
+    case 'import': {
+      const [which, ...paths] = rest;
+      if (which === undefined || !isImporterId(which)) throw new UsageError(`import needs one of ${IMPORTER_IDS.join(', ')}`);
+      const importer = await loadImporter(which);
+      const targets = paths.length ? paths : importer.defaultPaths();
+      const started = performance.now();
+      const summary = await withSink(values, async (sink) => {
+        io.err(`Importing ${which} logs from ${targets.join(', ')} into ${sink.description}`);
+        const progress = createProgressBar(io.isTty && !values['no-progress'], 1);
+        try {
+          return await runImport(importer, targets, sink, {
+            limits,
+            accounting: accountingConfig(values),
+            onProgress: (filesDone, filesTotal, bytesDone, bytesTotal) => progress.update(bytesDone, bytesTotal, `${filesDone}/${filesTotal} files`),
+          });
+        } finally {
+          progress.done();
+        }
+      });
+      io.out(renderRows(importSummaryRows(summary, performance.now() - started), format));
       return 0;
     }
     case 'validate': {

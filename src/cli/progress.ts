@@ -5,32 +5,34 @@ export const PROGRESS_MIN_BYTES = 4 * 1024 * 1024;
 const REDRAW_INTERVAL_MS = 200;
 
 export interface ProgressBar {
-  readonly update: (bytesRead: number, totalBytes: number) => void;
+  readonly update: (bytesRead: number, totalBytes: number, label?: string) => void;
   readonly done: () => void;
 }
 
 export function createProgressBar(enabled: boolean, totalBytes: number): ProgressBar {
-  if (!enabled || totalBytes < PROGRESS_MIN_BYTES) return { update: () => {}, done: () => {} };
+  if (!enabled) return { update: () => {}, done: () => {} };
   const started = performance.now();
   let lastDraw = 0;
   let drawn = false;
-  let last: [number, number] = [0, totalBytes];
-  const draw = (bytesRead: number, total: number): void => {
+  let last: [number, number, string] = [0, totalBytes, ''];
+  const draw = (bytesRead: number, total: number, label = ''): void => {
+    // Small inputs finish before a bar would help.
+    if (total < PROGRESS_MIN_BYTES) return;
     const ratio = total > 0 ? Math.min(1, bytesRead / total) : 0;
     const width = 30;
     const filled = Math.round(ratio * width);
     const seconds = (performance.now() - started) / 1000;
     const mbps = seconds > 0 ? bytesRead / 1e6 / seconds : 0;
-    process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(ratio * 100).toFixed(1)}%  ${(bytesRead / 1e6).toFixed(1)}/${(total / 1e6).toFixed(1)} MB  ${mbps.toFixed(1)} MB/s`);
+    process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(ratio * 100).toFixed(1)}%  ${(bytesRead / 1e6).toFixed(1)}/${(total / 1e6).toFixed(1)} MB  ${mbps.toFixed(1)} MB/s${label ? `  ${label}` : ''}`);
     drawn = true;
   };
   return {
-    update: (bytesRead, total) => {
-      last = [bytesRead, total];
+    update: (bytesRead, total, label = '') => {
+      last = [bytesRead, total, label];
       const now = performance.now();
       if (now - lastDraw < REDRAW_INTERVAL_MS) return;
       lastDraw = now;
-      draw(bytesRead, total);
+      draw(bytesRead, total, label);
     },
     done: () => {
       if (!drawn) return;

@@ -131,3 +131,46 @@ export function indexObject(text: string, start = 0, end = text.length): ObjectI
   }
   return { members, maxDepth };
 }
+
+/** Spans of the elements of the JSON array starting at `start`, or undefined when not an array. */
+export function indexArray(text: string, start = 0): MemberSpan[] | undefined {
+  let i = skipWhitespace(text, start);
+  if (text.charCodeAt(i) !== Ch.OpenBracket) return undefined;
+  const out: MemberSpan[] = [];
+  i++;
+  while (i < text.length) {
+    i = skipWhitespace(text, i);
+    const c = text.charCodeAt(i);
+    if (c === Ch.CloseBracket) break;
+    if (c === Ch.Comma) {
+      i++;
+      continue;
+    }
+    const value = skipValue(text, i);
+    if (value.end <= i) break; // malformed
+    out.push({ start: i, end: value.end });
+    i = value.end;
+  }
+  return out;
+}
+
+/**
+ * The span of the value at a path of object keys and array indexes, e.g.
+ * ['message', 'content', 2, 'input']; undefined when any step is missing.
+ */
+export function findSpan(text: string, path: readonly (string | number)[], start = 0): MemberSpan | undefined {
+  let span: MemberSpan = { start: skipWhitespace(text, start), end: text.length };
+  for (const step of path) {
+    if (typeof step === 'number') {
+      const next = indexArray(text, span.start)?.[step];
+      if (!next) return undefined;
+      span = next;
+    } else {
+      const next = indexObject(text, span.start)?.members.get(step);
+      if (!next) return undefined;
+      span = next;
+    }
+  }
+  if (span.end === text.length && path.length === 0) span = { start: span.start, end: skipValue(text, span.start).end };
+  return span;
+}

@@ -63,6 +63,13 @@ const BREACH_COLUMNS = [
   'headroom_tokens', 'usage_pct', 'source', 'event_id', 'event_kind', 'ingested_at',
 ] as const satisfies readonly (keyof BreachRow)[];
 
+export interface ImportFileState {
+  readonly sizeBytes: number;
+  readonly mtimeMs: number;
+  /** Bytes up to the end of the last complete line read. */
+  readonly completeBytes: number;
+}
+
 export class ClickHouseSink {
   private constructor(
     readonly client: ClickHouseClient,
@@ -139,6 +146,20 @@ export class ClickHouseSink {
 
   async writeBreaches(rows: readonly BreachRow[]): Promise<void> {
     await this.insertTsv('threshold_breaches', rows, BREACH_COLUMNS);
+  }
+
+  /** What an importer has read of each file, by path. */
+  async loadImportState(importer: string): Promise<Map<string, ImportFileState>> {
+    const rows = await this.queryRows<{ path: string; size_bytes: string; mtime_ms: number; complete_bytes: string }>({
+      query: 'SELECT path, size_bytes, mtime_ms, complete_bytes FROM import_files FINAL WHERE importer = {importer:String}',
+      query_params: { importer },
+    });
+    return new Map(rows.map((r) => [r.path, { sizeBytes: Number(r.size_bytes), mtimeMs: r.mtime_ms, completeBytes: Number(r.complete_bytes) }]));
+  }
+
+  async writeImportState(importer: string, files: ReadonlyMap<string, ImportFileState>, importedAt: string): Promise<void> {
+    const rows = [...files].map(([path, f]) => ({ importer, path, size_bytes: f.sizeBytes, mtime_ms: f.mtimeMs, complete_bytes: f.completeBytes, imported_at: importedAt }));
+    await this.insertTsv('import_files', rows, ['importer', 'path', 'size_bytes', 'mtime_ms', 'complete_bytes', 'imported_at']);
   }
 
   /**

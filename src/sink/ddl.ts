@@ -132,6 +132,21 @@ export const MIGRATIONS: readonly Migration[] = [
       ORDER BY (session_id, breach_id)`,
     ],
   },
+  {
+    version: 3,
+    description: 'import_files: what each importer has read of each file',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS import_files (
+        importer LowCardinality(String),
+        path String,
+        size_bytes UInt64,
+        mtime_ms Float64,
+        complete_bytes UInt64,
+        imported_at DateTime64(3, 'UTC')
+      ) ENGINE = ReplacingMergeTree(imported_at)
+      ORDER BY (importer, path)`,
+    ],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -51,3 +51,16 @@ describe('indexObject', () => {
     expect(() => indexObject('{"a"')).not.toThrow();
   });
 });
+
+describe('findSpan', () => {
+  it('walks object keys and array indexes to the verbatim text of a nested value', async () => {
+    const { findSpan, indexArray } = await import('../../src/decode/spans.ts');
+    const text = '{"message":{"content":[{"type":"text"},{"type":"tool_use","input":{"n":12345678901234567890,"s":"\\u00e9"}}]}}';
+    const span = findSpan(text, ['message', 'content', 1, 'input']);
+    expect(span && text.slice(span.start, span.end)).toBe('{"n":12345678901234567890,"s":"\\u00e9"}');
+    expect(findSpan(text, ['message', 'content', 5])).toBeUndefined();
+    expect(findSpan(text, ['nope'])).toBeUndefined();
+    expect(indexArray(' [ 1 , "a" , [2] ] ')?.map((s) => ' [ 1 , "a" , [2] ] '.slice(s.start, s.end))).toEqual(['1', '"a"', '[2]']);
+    expect(indexArray('[]')).toEqual([]);
+  });
+});

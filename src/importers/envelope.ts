@@ -1,0 +1,57 @@
+// Builds toolcanon.event/v1 lines for importers. The raw input is spliced in as text, so what
+// the harness logged reaches raw_input byte for byte (big integers, escapes, key order).
+import { createHash } from 'node:crypto';
+import type { Harness } from '../canonical/meta.ts';
+
+/** A deterministic event id from the parts that identify an event in its harness. */
+export function stableEventId(...parts: readonly string[]): string {
+  return createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32);
+}
+
+export interface ToolCallFields {
+  readonly event_id: string;
+  readonly ts: string;
+  readonly harness: Harness;
+  readonly session_id: string;
+  readonly turn_id: string;
+  readonly call_id: string;
+  readonly model: string;
+  readonly tool: string;
+  readonly status: 'ok' | 'error' | 'pending';
+  readonly output?: string;
+  readonly error?: string;
+  readonly duration_ms?: number;
+  readonly images?: number;
+}
+
+/**
+ * The raw input: `json` is the verbatim JSON text of an object as the harness logged it;
+ * `string` is input the harness logged as a string (JSON-in-a-string, or freeform text).
+ */
+export type RawToolInput = { readonly json: string } | { readonly string: string };
+
+export function toolCallLine(fields: ToolCallFields, input: RawToolInput): string {
+  const head = JSON.stringify({ schema: 'toolcanon.event/v1', type: 'tool_call', ...fields });
+  const raw = 'json' in input ? input.json : JSON.stringify(input.string);
+  return `${head.slice(0, -1)},"input":${raw}}`;
+}
+
+export interface UsageFields {
+  readonly event_id: string;
+  readonly ts: string;
+  readonly harness: Harness;
+  readonly session_id: string;
+  readonly turn_id?: string;
+  readonly model: string;
+  readonly request_id: string;
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+  readonly cache_read_tokens?: number;
+  readonly cache_write_tokens?: number;
+  readonly reasoning_tokens?: number;
+  readonly context_window_tokens?: number;
+}
+
+export function usageLine(fields: UsageFields): string {
+  return JSON.stringify({ schema: 'toolcanon.event/v1', type: 'usage', ...fields });
+}

@@ -1,0 +1,41 @@
+// The importer contract: one adapter per harness log format (same file roles in each:
+// README.md, paths.ts, parser.ts, types.ts, index.ts), turning the logs a harness already
+// writes into toolcanon envelope events that the pipeline validates, projects and accounts.
+
+/** The closed list of importers; adding one is a compile error until every switch handles it. */
+export const IMPORTER_IDS = ['claude-code', 'codex', 'opencode', 'otlp', 'acp'] as const;
+export type ImporterId = (typeof IMPORTER_IDS)[number];
+
+export interface ImportedEvent {
+  /** One toolcanon.event/v1 line (tool_call or usage), with a deterministic event_id. */
+  readonly line: string;
+  /** Where the raw record came from: `file:line` (of the record that completed the event). */
+  readonly source: string;
+  /**
+   * Byte offset just past the last raw line that contributed to the event. An incremental
+   * import of a grown file emits only events whose endOffset passes the previous import's end.
+   */
+  readonly endOffset: number;
+}
+
+export interface ParsedFile {
+  readonly events: ImportedEvent[];
+  /** Bytes up to the end of the last complete line: a truncated last line is left for later. */
+  readonly completeBytes: number;
+  /** Raw records read (complete lines, or objects for non-line formats). */
+  readonly recordsRead: number;
+  /** Records of types the importer does not turn into events, counted per type. */
+  readonly skipped: Readonly<Record<string, number>>;
+}
+
+export interface Importer {
+  readonly id: ImporterId;
+  /** One line for --help. */
+  readonly description: string;
+  /** Where the harness keeps its logs, when the user names no path (already expanded). */
+  defaultPaths(): string[];
+  /** The files under `paths` this importer reads, sorted; a path may also name a file. */
+  listFiles(paths: readonly string[]): string[];
+  /** Parses a whole file. Never throws on bad records: it skips and counts them. */
+  parseFile(path: string, data: Buffer): ParsedFile;
+}

@@ -71,7 +71,8 @@ interface PreparedBatch {
 export class BatchWriter {
   private outcomes: DecodeOutcome[] = [];
   private bufferedBytes = 0;
-  private prepared: PreparedBatch | undefined;
+  /** A batch taken off the buffer and not yet acknowledged; retried first by the next flush. */
+  private sealed: { outcomes: DecodeOutcome[]; prepared: PreparedBatch | undefined } | undefined;
   readonly accountant: ContextAccountant;
 
   constructor(
@@ -91,18 +92,19 @@ export class BatchWriter {
     return this.outcomes.length >= this.batch.maxBatchRows || this.bufferedBytes >= this.batch.maxBatchBytes;
   }
 
+  /** Events buffered or being written, not yet acknowledged by the sink. */
   get pending(): number {
-    return this.outcomes.length;
+    return this.outcomes.length + (this.sealed?.outcomes.length ?? 0);
   }
 
   /**
-   * Runs the accounting over the batch, in arrival order, once. Sessions this process has not
+   * Runs the accounting over a batch, in arrival order, once. Sessions this process has not
    * seen are first rebuilt from token_usage (their last row before their first event here), so
    * a restarted worker neither forgets a session nor breaches twice for one crossing.
    */
-  private async prepare(): Promise<PreparedBatch> {
+  private async prepare(outcomes: readonly DecodeOutcome[]): Promise<PreparedBatch> {
     const firstTs = new Map<string, string>();
-    for (const o of this.outcomes) {
+    for (const o of outcomes) {
       const sessionTs = o.kind === 'row' ? [o.row.session_id, o.row.ts] : o.kind === 'usage' ? [o.usage.session_id, o.usage.ts] : undefined;
       if (!sessionTs) continue;
       const [session, ts] = sessionTs as [string, string];
@@ -114,38 +116,46 @@ export class BatchWriter {
     for (const session of firstTs.keys()) this.accountant.restore(session, restored.get(session) ?? freshSessionState());
 
     const batch: PreparedBatch = { toolCalls: [], deadLetters: [], tokenUsage: [], breaches: [], usageEvents: 0 };
-    for (const o of this.outcomes) {
+    let usageEvents = 0;
+    for (const o of outcomes) {
       let result: AccountingResult = {};
       if (o.kind === 'dead') batch.deadLetters.push(o.dead);
       else if (o.kind === 'row') {
         batch.toolCalls.push(o.row);
         result = this.accountant.onToolOutput(o.row, o.outputClass, o.row.ingested_at);
       } else {
-        (batch as { usageEvents: number }).usageEvents++;
+        usageEvents++;
         result = this.accountant.onUsage(o.usage, o.usage.ingested_at);
       }
       if (result.usage) batch.tokenUsage.push(result.usage);
       if (result.breach) batch.breaches.push(result.breach);
     }
-    return batch;
+    return { ...batch, usageEvents };
+  }
+
+  /** Takes the buffered events off the buffer as the batch to write next. */
+  private seal(): void {
+    if (this.sealed || this.outcomes.length === 0) return;
+    this.sealed = { outcomes: this.outcomes, prepared: undefined };
+    this.outcomes = [];
+    this.bufferedBytes = 0;
   }
 
   /**
-   * Writes the buffered batch. The buffer is cleared only after the sink acknowledged every
-   * insert, so a failed flush can be retried as is: the derived rows are computed once and the
-   * tables deduplicate a partial write.
+   * Writes the sealed batch. It stays sealed until the sink acknowledged every insert, so a
+   * failed write is retried as is by the next flush: the derived rows are computed once and
+   * the tables deduplicate a partial write.
    */
-  async flush(): Promise<void> {
-    if (this.outcomes.length === 0) return;
-    this.prepared ??= await this.prepare();
-    const b = this.prepared;
+  private async writeSealed(): Promise<void> {
+    const sealed = this.sealed;
+    if (!sealed) return;
+    sealed.prepared ??= await this.prepare(sealed.outcomes);
+    const b = sealed.prepared;
     await this.sink.writeDeadLetters(b.deadLetters);
     await this.sink.writeToolCalls(b.toolCalls);
     await this.sink.writeTokenUsage(b.tokenUsage);
     await this.sink.writeBreaches(b.breaches);
-    this.outcomes = [];
-    this.prepared = undefined;
-    this.bufferedBytes = 0;
+    this.sealed = undefined;
     const c = this.counts;
     c.toolCallRows += b.toolCalls.length;
     c.usageRows += b.usageEvents;
@@ -155,6 +165,23 @@ export class BatchWriter {
     c.breaches += b.breaches.length;
     for (const d of b.deadLetters) c.deadLettersByReason[d.reason] = (c.deadLettersByReason[d.reason] ?? 0) + 1;
     for (const r of b.toolCalls) for (const f of r.flags) c.flaggedRows[f] = (c.flaggedRows[f] ?? 0) + 1;
+  }
+
+  /** Writes everything buffered; resolves when the sink acknowledged all of it. */
+  async flush(): Promise<void> {
+    await this.writeSealed(); // a batch left by a failed flush goes first, in order
+    this.seal();
+    await this.writeSealed();
+  }
+
+  /**
+   * Seals the buffer and starts writing it, so the caller can decode the next batch meanwhile.
+   * Await the returned promise before the next startFlush or flush (one batch in flight).
+   */
+  startFlush(): Promise<void> {
+    if (this.sealed) return Promise.reject(new Error('A batch is already being written: await it first'));
+    this.seal();
+    return this.writeSealed();
   }
 }
 
@@ -182,12 +209,19 @@ export async function replayFiles(files: readonly InputFile[], sink: ClickHouseS
     counts.bytesRead += n;
     options.onProgress?.(counts.bytesRead, totalBytes);
   };
+  // One batch is written while the next is decoded (the engine inserts on its own threads).
+  let inFlight: Promise<void> = Promise.resolve();
   for (const file of files) {
     const lines = readLines(openInput(file), file.path, onBytes, () => counts.blankLines++);
     for await (const line of lines) {
-      if (writer.add(line, ingestedAt, limits)) await writer.flush();
+      if (writer.add(line, ingestedAt, limits)) {
+        await inFlight;
+        inFlight = writer.startFlush();
+        inFlight.catch(() => {}); // observed by the next await; avoids an unhandled rejection meanwhile
+      }
     }
   }
+  await inFlight;
   await writer.flush();
   return counts;
 }

@@ -209,8 +209,9 @@ export function projectToolCall(harness: Harness, tool: string, raw: RawInput): 
   if (row?.ns === 'mcp' && row.name === 'use_tool') return projectUseTool(row, raw);
   if (row) return projectCatalogued(row, raw);
   if (looksLikeMcpTool(harness, tool)) {
+    // MCP arguments are JSON objects by protocol: a string that is not one is flagged too.
     const flags: RowFlag[] = [];
-    return projectMcp(tool, 'direct', indexRawInput(raw, flags, false), flags);
+    return projectMcp(tool, 'direct', indexRawInput(raw, flags, true), flags);
   }
   // A known harness with an unknown tool is kept and flagged, so new tools show up in analytics.
   return {

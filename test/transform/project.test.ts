@@ -50,6 +50,9 @@ describe('CanonicalToolMeta.input', () => {
     expect(JSON.parse(r.canonical_input)).toEqual({ command: 'rg -n foo src', cwd: '/repo' });
     expect(r.command).toBe('rg -n foo src');
     expect(joinArgv(['git', 'commit', '-m', "it's done"])).toBe(`git commit -m 'it'\\''s done'`);
+    // local_shell_call's action names the directory working_directory.
+    const local = row(eventLine({ harness: 'codex', tool: 'shell' }, '{"type":"exec","command":["bash","-lc","ls"],"working_directory":"/w"}'));
+    expect(JSON.parse(local.canonical_input)).toEqual({ command: 'ls', cwd: '/w' });
   });
 
   it('flags a mapped field of the wrong type and leaves it out', () => {
@@ -110,6 +113,11 @@ describe('MCP attribution', () => {
     expect(row(eventLine({ harness: 'claude_code', tool: 'mcp__github__create_issue', input: { title: 't' } }))).toMatchObject({ namespace: 'mcp', tool_name: 'github__create_issue', mcp_server: 'github', via: 'direct' });
     expect(row(eventLine({ harness: 'codex', tool: 'mcp__context7__resolve-library-id', input: '{"libraryName":"react"}' }))).toMatchObject({ namespace: 'mcp', mcp_server: 'context7', mcp_tool: 'resolve-library-id' });
     expect(row(eventLine({ harness: 'codex', tool: 'serena__find_file', input: '{"file_mask":"*.py","relative_path":"."}' }))).toMatchObject({ namespace: 'mcp', mcp_server: 'serena', mcp_tool: 'find_file', path: '.' });
+  });
+
+  it('flags MCP arguments that are not JSON, and keeps them verbatim', () => {
+    const bad = '{"project": "/p", "note": "runaway ';
+    expect(row(eventLine({ harness: 'codex', tool: 'serena__activate_project', input: bad }))).toMatchObject({ namespace: 'mcp', raw_input: bad, flags: ['input_not_json'], canonical_input: '' });
   });
 
   it('flags a direct MCP call with a bad name', () => {

@@ -1,0 +1,13 @@
+// The Codex importer: rollouts under ~/.codex/sessions (or $CODEX_HOME/sessions) as tool_call
+// and usage events. The raw format and its traps are described in README.md beside this file.
+import type { Importer } from '../types.ts';
+import { defaultSessionsDir, listRolloutFiles } from './paths.ts';
+import { parseRollout } from './parser.ts';
+
+export const codexImporter: Importer = {
+  id: 'codex',
+  description: 'Codex CLI rollouts ($CODEX_HOME/sessions, default ~/.codex/sessions): tool calls and token usage',
+  defaultPaths: () => [defaultSessionsDir()],
+  listFiles: (paths) => listRolloutFiles(paths),
+  parseFile: (path, data) => parseRollout(path, data),
+};

@@ -2,6 +2,7 @@
 // prove nothing was lost (events read = rows written + dead letters).
 import {
   ContextAccountant,
+  contextKey,
   DEFAULT_ACCOUNTING,
   freshSessionState,
   type AccountingConfig,
@@ -11,7 +12,7 @@ import {
 } from './accounting/session.ts';
 import { decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
 import type { DeadLetterReason, DeadLetterRow, RowFlag, ToolCallRow } from './model/records.ts';
-import type { ClickHouseSink } from './sink/clickhouse.ts';
+import type { ClickHouseSink, ContextToRestore } from './sink/clickhouse.ts';
 import { listInputFiles, openInput, readLines, type InputFile, type SourceLine } from './source/file.ts';
 
 export interface PipelineCounts {
@@ -103,17 +104,17 @@ export class BatchWriter {
    * a restarted worker neither forgets a session nor breaches twice for one crossing.
    */
   private async prepare(outcomes: readonly DecodeOutcome[]): Promise<PreparedBatch> {
-    const firstTs = new Map<string, string>();
+    const unseen = new Map<string, ContextToRestore>();
     for (const o of outcomes) {
-      const sessionTs = o.kind === 'row' ? [o.row.session_id, o.row.ts] : o.kind === 'usage' ? [o.usage.session_id, o.usage.ts] : undefined;
-      if (!sessionTs) continue;
-      const [session, ts] = sessionTs as [string, string];
-      if (this.accountant.has(session)) continue;
-      const seen = firstTs.get(session);
-      if (seen === undefined || ts < seen) firstTs.set(session, ts);
+      const e = o.kind === 'row' ? o.row : o.kind === 'usage' ? o.usage : undefined;
+      if (!e) continue;
+      const key = contextKey(e.session_id, e.agent_id);
+      if (this.accountant.has(key)) continue;
+      const seen = unseen.get(key);
+      if (seen === undefined || e.ts < seen.firstTs) unseen.set(key, { sessionId: e.session_id, agentId: e.agent_id, firstTs: e.ts });
     }
-    const restored = await this.sink.loadSessionStates(firstTs);
-    for (const session of firstTs.keys()) this.accountant.restore(session, restored.get(session) ?? freshSessionState());
+    const restored = await this.sink.loadSessionStates(unseen);
+    for (const key of unseen.keys()) this.accountant.restore(key, restored.get(key) ?? freshSessionState());
 
     const batch: PreparedBatch = { toolCalls: [], deadLetters: [], tokenUsage: [], breaches: [], usageEvents: 0 };
     let usageEvents = 0;

@@ -39,6 +39,11 @@ export interface SessionState {
   seq: bigint;
 }
 
+/** The key of a context: a session's main agent, or one of its subagents (own window). */
+export function contextKey(sessionId: string, agentId: string): string {
+  return agentId === '' ? sessionId : `${sessionId}\u0000${agentId}`;
+}
+
 export function freshSessionState(): SessionState {
   return {
     contextTokens: 0n,
@@ -59,6 +64,7 @@ export interface TokenUsageRow {
   ts: string;
   harness: string;
   session_id: string;
+  agent_id: string;
   turn_id: string;
   model: string;
   source: 'observed' | 'estimated';
@@ -93,6 +99,7 @@ export interface TokenUsageRow {
 export interface BreachRow {
   breach_id: string;
   session_id: string;
+  agent_id: string;
   harness: string;
   ts: string;
   model: string;
@@ -114,7 +121,7 @@ export interface AccountingResult {
 
 const text = (v: bigint | null): string | null => (v === null ? null : v.toString());
 
-type RowBase = Pick<TokenUsageRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'turn_id' | 'model' | 'source' | 'request_id' | 'origin' | 'ingested_at'>;
+type RowBase = Pick<TokenUsageRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'turn_id' | 'model' | 'source' | 'request_id' | 'origin' | 'ingested_at'>;
 type RowFigures = Partial<
   Pick<
     TokenUsageRow,
@@ -132,13 +139,14 @@ export class ContextAccountant {
     this.headroomText = config.headroomTokens.toString();
   }
 
-  has(sessionId: string): boolean {
-    return this.sessions.has(sessionId);
+  /** True when the context (see contextKey) has been seen or restored in this process. */
+  has(key: string): boolean {
+    return this.sessions.has(key);
   }
 
-  /** Installs a state rebuilt from storage (or a fresh one) for a session not yet seen. */
-  restore(sessionId: string, state: SessionState): void {
-    this.sessions.set(sessionId, state);
+  /** Installs a state rebuilt from storage (or a fresh one) for a context not yet seen. */
+  restore(key: string, state: SessionState): void {
+    this.sessions.set(key, state);
   }
 
   /** Forgets every session (e.g. after a Kafka rebalance): they are rebuilt from storage. */
@@ -146,11 +154,12 @@ export class ContextAccountant {
     this.sessions.clear();
   }
 
-  private state(sessionId: string): SessionState {
-    let s = this.sessions.get(sessionId);
+  private state(sessionId: string, agentId: string): SessionState {
+    const key = contextKey(sessionId, agentId);
+    let s = this.sessions.get(key);
     if (!s) {
       s = freshSessionState();
-      this.sessions.set(sessionId, s);
+      this.sessions.set(key, s);
     }
     return s;
   }
@@ -163,15 +172,16 @@ export class ContextAccountant {
   }
 
   /** Evaluates the threshold after the context changed; returns a breach on a crossing. */
-  private evaluate(s: SessionState, sessionId: string, harness: string, ts: string, eventId: string, kind: BreachRow['event_kind'], ingestedAt: string): BreachRow | undefined {
+  private evaluate(s: SessionState, sessionId: string, agentId: string, harness: string, ts: string, eventId: string, kind: BreachRow['event_kind'], ingestedAt: string): BreachRow | undefined {
     const window = s.contextWindowTokens;
     const above = window !== null && exceedsThresholdWithHeadroom(s.contextTokens, window, this.config.thresholdPct, this.config.headroomTokens);
     const crossed = above && !s.aboveThreshold;
     s.aboveThreshold = above;
     if (!crossed || window === null) return undefined;
     return {
-      breach_id: createHash('sha256').update(`${sessionId}\u0000${eventId}\u0000${this.config.thresholdPct}\u0000${this.config.headroomTokens}`).digest('hex').slice(0, 32),
+      breach_id: createHash('sha256').update(`${sessionId}\u0000${agentId}\u0000${eventId}\u0000${this.config.thresholdPct}\u0000${this.config.headroomTokens}`).digest('hex').slice(0, 32),
       session_id: sessionId,
+      agent_id: agentId,
       harness,
       ts,
       model: s.model,
@@ -199,6 +209,7 @@ export class ContextAccountant {
       ts: base.ts,
       harness: base.harness,
       session_id: base.session_id,
+      agent_id: base.agent_id,
       turn_id: base.turn_id,
       model: base.model,
       source: base.source,
@@ -233,7 +244,7 @@ export class ContextAccountant {
 
   /** An observed usage: the session's context becomes the observed figure. */
   onUsage(u: UsageRecord, ingestedAt: string): AccountingResult {
-    const s = this.state(u.session_id);
+    const s = this.state(u.session_id, u.agent_id);
     const { inputTotal, contextTokens } = normaliseContextTokens(u.harness, {
       inputTokens: u.input_tokens,
       outputTokens: u.output_tokens,
@@ -259,11 +270,11 @@ export class ContextAccountant {
     s.lastObservedContext = contextTokens;
     s.estimatedSinceObserved = 0n;
     s.classesSinceObserved = [];
-    const breach = this.evaluate(s, u.session_id, u.harness, u.ts, u.event_id, 'usage', ingestedAt);
+    const breach = this.evaluate(s, u.session_id, u.agent_id, u.harness, u.ts, u.event_id, 'usage', ingestedAt);
     const flags = s.contextWindowTokens === null ? ['unknown_model_window'] : [];
     const usage = this.row(
       s,
-      { event_id: u.event_id, ts: u.ts, harness: u.harness, session_id: u.session_id, turn_id: u.turn_id, model: u.model, source: 'observed', request_id: u.request_id, origin: u.source, ingested_at: ingestedAt },
+      { event_id: u.event_id, ts: u.ts, harness: u.harness, session_id: u.session_id, agent_id: u.agent_id, turn_id: u.turn_id, model: u.model, source: 'observed', request_id: u.request_id, origin: u.source, ingested_at: ingestedAt },
       {
         input_tokens: u.input_tokens.toString(),
         output_tokens: u.output_tokens.toString(),
@@ -283,7 +294,7 @@ export class ContextAccountant {
   onToolOutput(r: ToolCallRow, outputClass: ContentClass, ingestedAt: string): AccountingResult {
     const estimated = BigInt(estimateTokensFromBytes(r.output_bytes) + estimateImageTokens(r.images));
     if (r.output_bytes === 0 && r.images === 0) return {};
-    const s = this.state(r.session_id);
+    const s = this.state(r.session_id, r.agent_id);
     if (s.model === '') s.model = r.model;
     if (s.contextWindowTokens === null) s.contextWindowTokens = this.windowFor(s.model, null);
     s.contextTokens += estimated;
@@ -291,11 +302,11 @@ export class ContextAccountant {
     s.estimatedSinceObserved += estimated;
     const cls: ContentClass = r.images > 0 && r.output_bytes === 0 ? 'mixed' : outputClass;
     if (!s.classesSinceObserved.includes(cls)) s.classesSinceObserved.push(cls);
-    const breach = this.evaluate(s, r.session_id, r.harness, r.ts, r.event_id, 'tool_output', ingestedAt);
+    const breach = this.evaluate(s, r.session_id, r.agent_id, r.harness, r.ts, r.event_id, 'tool_output', ingestedAt);
     const flags = s.contextWindowTokens === null ? ['unknown_model_window'] : [];
     const usage = this.row(
       s,
-      { event_id: r.event_id, ts: r.ts, harness: r.harness, session_id: r.session_id, turn_id: r.turn_id, model: r.model, source: 'estimated', request_id: '', origin: r.source, ingested_at: ingestedAt },
+      { event_id: r.event_id, ts: r.ts, harness: r.harness, session_id: r.session_id, agent_id: r.agent_id, turn_id: r.turn_id, model: r.model, source: 'estimated', request_id: '', origin: r.source, ingested_at: ingestedAt },
       { estimated_tokens: estimated.toString(), content_class: cls, content_bytes: String(r.output_bytes) },
       flags,
     );

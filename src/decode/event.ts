@@ -26,6 +26,7 @@ export interface UsageRecord {
   readonly ts: string;
   readonly harness: Harness;
   readonly session_id: string;
+  readonly agent_id: string;
   readonly turn_id: string;
   readonly model: string;
   readonly request_id: string;
@@ -52,6 +53,7 @@ interface ToolCallEvent {
   ts: string;
   harness: Harness;
   session_id: string;
+  agent_id?: string;
   turn_id: string;
   call_id: string;
   model: string;
@@ -71,6 +73,7 @@ interface UsageEvent {
   ts: string;
   harness: Harness;
   session_id: string;
+  agent_id?: string;
   turn_id?: string;
   model: string;
   request_id: string;
@@ -238,6 +241,7 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
       harness: event.harness,
       namespace: p.namespace,
       session_id: event.session_id,
+      agent_id: event.agent_id ?? '',
       turn_id: event.turn_id,
       call_id: event.call_id,
       model: event.model,
@@ -312,6 +316,7 @@ function decodeUsage(
       ts,
       harness: event.harness,
       session_id: event.session_id,
+      agent_id: event.agent_id ?? '',
       turn_id: event.turn_id ?? '',
       model: event.model,
       request_id: event.request_id,

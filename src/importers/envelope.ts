@@ -13,6 +13,8 @@ export interface ToolCallFields {
   readonly ts: string;
   readonly harness: Harness;
   readonly session_id: string;
+  /** A subagent with a context window of its own; omit for the main agent. */
+  readonly agent_id?: string;
   readonly turn_id: string;
   readonly call_id: string;
   readonly model: string;
@@ -41,6 +43,7 @@ export interface UsageFields {
   readonly ts: string;
   readonly harness: Harness;
   readonly session_id: string;
+  readonly agent_id?: string;
   readonly turn_id?: string;
   readonly model: string;
   readonly request_id: string;

@@ -35,6 +35,8 @@ export const toolCallRowSchema = z.object({
   harness: z.enum(HARNESSES),
   namespace: z.enum(TOOL_NAMESPACES),
   session_id: z.string(),
+  /** The subagent inside the session ('' for the main agent). */
+  agent_id: z.string(),
   turn_id: z.string(),
   call_id: z.string(),
   model: z.string(),

@@ -39,7 +39,7 @@ export function describeTarget(target: ReturnType<typeof resolveSinkTarget>): st
 }
 
 const TOOL_CALL_COLUMNS = [
-  'event_id', 'ts', 'harness', 'namespace', 'session_id', 'turn_id', 'call_id', 'model', 'tool_name',
+  'event_id', 'ts', 'harness', 'namespace', 'session_id', 'agent_id', 'turn_id', 'call_id', 'model', 'tool_name',
   'kind', 'label', 'read_only', 'meta_version', 'canonical_input', 'path', 'offset', 'limit', 'command',
   'description', 'cwd', 'directory', 'pattern', 'raw_input', 'status', 'error', 'duration_ms', 'images',
   'via', 'mcp_server', 'mcp_tool', 'flags', 'input_bytes', 'output_bytes', 'source', 'ingested_at',
@@ -50,7 +50,7 @@ const DEAD_LETTER_COLUMNS = [
 ] as const satisfies readonly (keyof DeadLetterRow)[];
 
 const TOKEN_USAGE_COLUMNS = [
-  'event_id', 'ts', 'harness', 'session_id', 'turn_id', 'model', 'source', 'request_id', 'input_tokens',
+  'event_id', 'ts', 'harness', 'session_id', 'agent_id', 'turn_id', 'model', 'source', 'request_id', 'input_tokens',
   'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'estimated_tokens',
   'content_class', 'content_bytes', 'context_tokens', 'context_source', 'context_window_tokens', 'usage_pct',
   'above_threshold', 'threshold_pct', 'headroom_tokens', 'drift_estimated_tokens', 'drift_observed_tokens',
@@ -59,7 +59,7 @@ const TOKEN_USAGE_COLUMNS = [
 ] as const satisfies readonly (keyof TokenUsageRow)[];
 
 const BREACH_COLUMNS = [
-  'breach_id', 'session_id', 'harness', 'ts', 'model', 'used_tokens', 'context_window_tokens', 'threshold_pct',
+  'breach_id', 'session_id', 'agent_id', 'harness', 'ts', 'model', 'used_tokens', 'context_window_tokens', 'threshold_pct',
   'headroom_tokens', 'usage_pct', 'source', 'event_id', 'event_kind', 'ingested_at',
 ] as const satisfies readonly (keyof BreachRow)[];
 
@@ -68,6 +68,14 @@ export interface ImportFileState {
   readonly mtimeMs: number;
   /** Bytes up to the end of the last complete line read. */
   readonly completeBytes: number;
+}
+
+/** A session context (main agent or subagent) whose accounting state should be rebuilt. */
+export interface ContextToRestore {
+  readonly sessionId: string;
+  readonly agentId: string;
+  /** Its first event about to be processed: the state is the one before it. */
+  readonly firstTs: string;
 }
 
 export class ClickHouseSink {
@@ -163,16 +171,16 @@ export class ClickHouseSink {
   }
 
   /**
-   * Rebuilds the accounting state of sessions from their last token_usage row strictly before
-   * the given time (the first event of theirs about to be processed). A session with no such
-   * row is absent from the result: it starts fresh.
+   * Rebuilds the accounting state of session contexts (a session's main agent, or one of its
+   * subagents) from their last token_usage row strictly before the given time (the first event
+   * of theirs about to be processed). A context with no such row is absent: it starts fresh.
    */
-  async loadSessionStates(before: ReadonlyMap<string, string>): Promise<Map<string, SessionState>> {
+  async loadSessionStates(wanted: ReadonlyMap<string, ContextToRestore>): Promise<Map<string, SessionState>> {
     const out = new Map<string, SessionState>();
-    if (before.size === 0) return out;
-    const sessions = [...before.entries()];
+    if (wanted.size === 0) return out;
+    const keys = [...wanted.entries()];
     const rows = await this.queryRows<{
-      session_id: string;
+      key: string;
       context_tokens: string;
       context_source: FigureSource;
       model: string;
@@ -183,18 +191,25 @@ export class ClickHouseSink {
       classes_since_observed: ContentClass[];
       session_seq: string;
     }>({
-      query: `SELECT session_id, context_tokens, context_source, model, context_window_tokens, above_threshold,
+      query: `SELECT b.key AS key, context_tokens, context_source, model, context_window_tokens, above_threshold,
           last_observed_context, estimated_since_observed, classes_since_observed, session_seq
         FROM token_usage AS u FINAL
-        INNER JOIN (SELECT tupleElement(p, 1) AS sid, toDateTime64(tupleElement(p, 2), 3, 'UTC') AS first_ts
-                    FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {tss:Array(String)})) AS p)) AS b ON u.session_id = b.sid
+        INNER JOIN (SELECT tupleElement(p, 1) AS key, tupleElement(p, 2) AS sid, tupleElement(p, 3) AS aid,
+                           toDateTime64(tupleElement(p, 4), 3, 'UTC') AS first_ts
+                    FROM (SELECT arrayJoin(arrayZip({keys:Array(String)}, {sids:Array(String)}, {aids:Array(String)}, {tss:Array(String)})) AS p)) AS b
+          ON u.session_id = b.sid AND u.agent_id = b.aid
         WHERE u.session_id IN {sids:Array(String)} AND u.ts < b.first_ts
-        ORDER BY u.session_id, u.ts DESC, u.session_seq DESC
-        LIMIT 1 BY u.session_id`,
-      query_params: { sids: sessions.map(([sid]) => sid), tss: sessions.map(([, ts]) => ts) },
+        ORDER BY b.key, u.ts DESC, u.session_seq DESC
+        LIMIT 1 BY b.key`,
+      query_params: {
+        keys: keys.map(([k]) => k),
+        sids: keys.map(([, c]) => c.sessionId),
+        aids: keys.map(([, c]) => c.agentId),
+        tss: keys.map(([, c]) => c.firstTs),
+      },
     });
     for (const r of rows) {
-      out.set(r.session_id, {
+      out.set(r.key, {
         contextTokens: BigInt(r.context_tokens),
         contextSource: r.context_source,
         model: r.model,

@@ -147,6 +147,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ORDER BY (importer, path)`,
     ],
   },
+  {
+    version: 4,
+    description: 'agent_id: subagents keep context windows of their own',
+    statements: [
+      `ALTER TABLE tool_calls ADD COLUMN IF NOT EXISTS agent_id String DEFAULT '' AFTER session_id`,
+      `ALTER TABLE token_usage ADD COLUMN IF NOT EXISTS agent_id String DEFAULT '' AFTER session_id`,
+      `ALTER TABLE threshold_breaches ADD COLUMN IF NOT EXISTS agent_id String DEFAULT '' AFTER session_id`,
+    ],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (

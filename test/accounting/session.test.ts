@@ -144,3 +144,26 @@ describe('content classes', () => {
     expect(classifyContent(text)).toBe(expected);
   });
 });
+
+describe('subagents', () => {
+  it('keep a context of their own: a subagent request neither raises nor resets the main agent', () => {
+    const usage = (agent: string | undefined, input: number, i: number): DecodeOutcome =>
+      decodeEvent(
+        bytes(JSON.stringify({ schema: 'toolcanon.event/v1', type: 'usage', ts: `2026-12-01T00:00:0${i}Z`, harness: 'claude_code', session_id: 'parent', ...(agent ? { agent_id: agent } : {}), model: 'claude-sonnet-4-5', request_id: `r${i}`, input_tokens: input, output_tokens: 0 })),
+        `x:${i}`,
+        AT,
+      );
+    const { rows, breaches } = run({ thresholdPct: 85, headroomTokens: 0n, models }, [usage(undefined, 160_000, 1), usage('a1', 5_000, 2), usage(undefined, 170_000, 3), usage('a1', 171_000, 4)]);
+    expect(rows.map((r) => [r.agent_id, r.context_tokens])).toEqual([
+      ['', '160000'],
+      ['a1', '5000'],
+      ['', '170000'],
+      ['a1', '171000'],
+    ]);
+    // Each context crosses once on its own: the main agent at 170 000, the subagent at 171 000.
+    expect(breaches.map((b) => [b.agent_id, b.used_tokens])).toEqual([
+      ['', '170000'],
+      ['a1', '171000'],
+    ]);
+  });
+});

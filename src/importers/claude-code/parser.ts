@@ -64,6 +64,8 @@ interface ResponseState {
   readonly messageId: string;
   readonly requestId: string;
   readonly sessionId: string;
+  /** The subagent that made the request ('' for the main agent): its context is its own. */
+  readonly agentId: string;
   readonly turnId: string;
   readonly model: string;
   /** Timestamp of the response's first line: stable while the response is still being written. */
@@ -80,6 +82,7 @@ interface ToolUseState {
   readonly name: string;
   readonly input: RawToolInput;
   readonly sessionId: string;
+  readonly agentId: string;
   readonly turnId: string;
   readonly model: string;
   readonly ts: string;
@@ -276,10 +279,11 @@ export function parseTranscript(lines: readonly RawLine[], context: TranscriptCo
     }
     const message = record.message;
     const sessionId = sessionOf(record);
+    const agentId = typeof record.agentId === 'string' ? record.agentId : '';
     const turnId = turns.get(threadOf(record)) ?? '';
     const model = typeof message.model === 'string' ? message.model : '';
 
-    if (message.usage !== undefined && message.usage !== null) readUsage(record, line, ts, sessionId, turnId, model);
+    if (message.usage !== undefined && message.usage !== null) readUsage(record, line, ts, sessionId, agentId, turnId, model);
 
     for (const [blockIndex, block] of message.content.entries()) {
       if (!isToolUseBlock(block)) continue;
@@ -287,11 +291,11 @@ export function parseTranscript(lines: readonly RawLine[], context: TranscriptCo
         count(skipped, 'duplicate_tool_use');
         continue;
       }
-      toolUses.set(block.id, { id: block.id, name: block.name, input: rawInputOf(text, blockIndex, block.input), sessionId, turnId, model, ts, line, blockIndex });
+      toolUses.set(block.id, { id: block.id, name: block.name, input: rawInputOf(text, blockIndex, block.input), sessionId, agentId, turnId, model, ts, line, blockIndex });
     }
   }
 
-  function readUsage(record: RawAssistantRecord, line: RawLine, ts: string, sessionId: string, turnId: string, model: string): void {
+  function readUsage(record: RawAssistantRecord, line: RawLine, ts: string, sessionId: string, agentId: string, turnId: string, model: string): void {
     const message = record.message;
     const usage = toUsage(message.usage);
     if (usage === undefined) {
@@ -312,7 +316,7 @@ export function parseTranscript(lines: readonly RawLine[], context: TranscriptCo
     const key = `${messageId}\u0000${requestId}`;
     const seen = responses.get(key);
     if (seen === undefined) {
-      responses.set(key, { messageId, requestId, sessionId, turnId, model, ts, firstLine: line, lastLine: line, usage });
+      responses.set(key, { messageId, requestId, sessionId, agentId, turnId, model, ts, firstLine: line, lastLine: line, usage });
       return;
     }
     // A streamed response repeats its usage on every line; early lines carry a partial
@@ -353,6 +357,7 @@ export function parseTranscript(lines: readonly RawLine[], context: TranscriptCo
       ts: r.ts,
       harness: HARNESS,
       session_id: r.sessionId,
+      ...(r.agentId === '' ? {} : { agent_id: r.agentId }),
       turn_id: r.turnId,
       model: r.model,
       request_id: r.requestId !== '' ? r.requestId : r.messageId,
@@ -372,6 +377,7 @@ export function parseTranscript(lines: readonly RawLine[], context: TranscriptCo
       ts: call.ts,
       harness: HARNESS,
       session_id: call.sessionId,
+      ...(call.agentId === '' ? {} : { agent_id: call.agentId }),
       turn_id: call.turnId,
       call_id: call.id,
       model: call.model,

@@ -184,6 +184,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       if (which === undefined || !isImporterId(which)) throw new UsageError(`import needs one of ${IMPORTER_IDS.join(', ')}`);
       const importer = await loadImporter(which);
       const targets = paths.length ? paths : importer.defaultPaths();
+      if (targets.length === 0) throw new UsageError(`import ${which} needs at least one file or folder (it has no default location)`);
       const started = performance.now();
       const summary = await withSink(values, async (sink) => {
         io.err(`Importing ${which} logs from ${targets.join(', ')} into ${sink.description}`);

@@ -81,3 +81,24 @@ describe('toolcanon CLI', () => {
     expect(r.stderr).toMatch(/^toolcanon: .*Syntax error/);
   });
 });
+
+describe('toolcanon import', () => {
+  it('imports a folder, then finds nothing new in it', () => {
+    const dir = join(ROOT, '../shared/corpus/codex/sessions/2025/08');
+    const first = toolcanon(['import', 'codex', dir, '--format', 'json']);
+    expect(first.code, first.stderr).toBe(0);
+    const m1 = Object.fromEntries(jsonLines(first.stdout).map((x) => [x['metric'], x['value']])) as Record<string, number>;
+    expect(m1['events_emitted']).toBeGreaterThan(0);
+    expect((m1['rows_written'] ?? NaN) + (m1['dead_letters'] ?? NaN)).toBe(m1['events_read']);
+    const second = toolcanon(['import', 'codex', dir, '--format', 'json']);
+    const m2 = Object.fromEntries(jsonLines(second.stdout).map((x) => [x['metric'], x['value']])) as Record<string, number>;
+    expect(m2).toMatchObject({ events_emitted: 0, files_read: 0, files_unchanged: m1['files_seen'] });
+  });
+
+  it('refuses an unknown importer, and a format without a default location when no path is given', () => {
+    expect(toolcanon(['import', 'cursor']).code).toBe(2);
+    const r = toolcanon(['import', 'otlp']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('import otlp needs at least one file or folder');
+  });
+});

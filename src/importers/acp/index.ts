@@ -1,0 +1,25 @@
+// The ACP importer: captures of Agent Client Protocol traffic (session/update tool calls).
+import { statSync } from 'node:fs';
+import type { Importer } from '../types.ts';
+import { parseAcpFile } from './parser.ts';
+import { defaultAcpPaths, listAcpFiles } from './paths.ts';
+
+/** The file's modification time: the `ts` of tool calls in a capture whose lines carry no time. */
+function mtimeMs(path: string): number | undefined {
+  try {
+    return Math.floor(statSync(path).mtimeMs);
+  } catch {
+    return undefined;
+  }
+}
+
+export const acpImporter: Importer = {
+  id: 'acp',
+  description: 'ACP captures (JSON-RPC session/update tool_call and tool_call_update lines, bare or in a {ts, msg} wrapper)',
+  defaultPaths: () => defaultAcpPaths(),
+  listFiles: (paths) => listAcpFiles(paths),
+  parseFile(path, data) {
+    const fallbackTimeMs = mtimeMs(path);
+    return parseAcpFile(path, data, fallbackTimeMs !== undefined ? { fallbackTimeMs } : {});
+  },
+};

@@ -1,0 +1,366 @@
+// Turns OTLP/JSON exports (traces and logs; a whole-file JSON document or one export per line)
+// into toolcanon events: GenAI `execute_tool` spans and inference-span usage, and Claude Code's
+// `claude_code.tool_result` / `claude_code.api_request` log events. Pure.
+import type { Harness } from '../../canonical/meta.ts';
+import { USAGE_CONVENTIONS } from '../../accounting/conventions.ts';
+import { stableEventId, toolCallLine, usageLine, type RawToolInput } from '../envelope.ts';
+import { parseObject, splitCompleteLines } from '../lines.ts';
+import type { ImportedEvent, ParsedFile } from '../types.ts';
+import {
+  anyBool,
+  anyCount,
+  anyString,
+  anyToPlain,
+  isOtlpExport,
+  readExport,
+  type AnyValue,
+  type Attributes,
+  type OtlpLogRecord,
+  type OtlpSpan,
+} from './types.ts';
+
+export interface OtlpParseOptions {
+  /** Exact `service.name` → harness, consulted before the built-in rules (see README). */
+  readonly serviceHarness?: Readonly<Record<string, Harness>>;
+}
+
+/** Built-in `service.name` rules, on the lower-cased name. */
+const SERVICE_RULES: readonly (readonly [RegExp, Harness])[] = [
+  [/^claude[-_ ]?code/, 'claude_code'],
+  [/^codex/, 'codex'], // codex_cli_rs, codex_exec, codex-app-server, …
+  [/^opencode/, 'opencode'],
+  [/^grok/, 'grok_build'], // grok, grok-build, grok_build
+];
+
+/** The harness a `service.name` belongs to; undefined when no rule fits. */
+export function harnessForService(serviceName: string, overrides: Readonly<Record<string, Harness>> = {}): Harness | undefined {
+  const exact = overrides[serviceName];
+  if (exact) return exact;
+  const lower = serviceName.toLowerCase();
+  return SERVICE_RULES.find(([rule]) => rule.test(lower))?.[1];
+}
+
+/** Inference operations whose spans carry the usage of one model request. */
+const INFERENCE_OPERATIONS = new Set(['chat', 'text_completion', 'generate_content']);
+
+interface Located {
+  readonly source: string;
+  readonly endOffset: number;
+  readonly order: number;
+}
+
+type Item =
+  | (Located & { readonly kind: 'span'; readonly resource: Attributes; readonly span: OtlpSpan })
+  | (Located & { readonly kind: 'log'; readonly resource: Attributes; readonly record: OtlpLogRecord });
+
+/** Unix nanoseconds as RFC 3339 UTC (millisecond precision, what the tables store). */
+export function unixNanosToRfc3339(ns: bigint): string | undefined {
+  const ms = Number(ns / 1_000_000n);
+  return ms > 0 && ms < 253_402_300_800_000 ? new Date(ms).toISOString() : undefined;
+}
+
+function nanosToMs(ns: bigint): number {
+  return Number((ns + 500_000n) / 1_000_000n);
+}
+
+function count(skipped: Record<string, number>, key: string): void {
+  skipped[key] = (skipped[key] ?? 0) + 1;
+}
+
+/** A tool input attribute: a string is the logged text itself; a structured value becomes JSON. */
+function inputOf(v: AnyValue | undefined): RawToolInput {
+  if (!v) return { json: '{}' };
+  if (typeof v['stringValue'] === 'string') return { string: v['stringValue'] };
+  const plain = anyToPlain(v);
+  return typeof plain === 'object' && plain !== null && !Array.isArray(plain) ? { json: JSON.stringify(plain) } : { string: JSON.stringify(plain) };
+}
+
+/** A result attribute as output text. */
+function outputOf(v: AnyValue | undefined): string | undefined {
+  if (!v) return undefined;
+  if (typeof v['stringValue'] === 'string') return v['stringValue'];
+  return JSON.stringify(anyToPlain(v));
+}
+
+/**
+ * Splits the file into exports: one per line when the first non-blank line is a JSON object
+ * (OTLP file exporter, collector `file` exporter), else one whole-file document (pretty-printed).
+ * `unreadable` counts lines or documents that are not OTLP exports.
+ */
+function readItems(path: string, data: Buffer, skipped: Record<string, number>): { items: Item[]; completeBytes: number; unreadable: number } {
+  const items: Item[] = [];
+  let unreadable = 0;
+  const { lines, completeBytes } = splitCompleteLines(data);
+  const first = lines[0];
+  if (first && parseObject(first.text.replace(/^\uFEFF/, '')) !== undefined) {
+    for (const line of lines) {
+      const doc = parseObject(line.text.replace(/^\uFEFF/, ''));
+      if (!doc || !isOtlpExport(doc)) {
+        unreadable++;
+        count(skipped, doc ? 'not_otlp' : 'invalid_json');
+        continue;
+      }
+      for (const item of readExport(doc)) items.push({ ...item, source: `${path}:${line.lineNo}`, endOffset: line.endOffset, order: items.length });
+    }
+    return { items, completeBytes, unreadable };
+  }
+  // A whole-file document has no prefix a later import may skip: completeBytes 0 makes a
+  // changed file (even one rewritten to the same size) re-emit all its events, deduplicated by
+  // event id; one that does not parse (still being written) is read again the same way.
+  const text = data.toString('utf8').replace(/^\uFEFF/, '');
+  if (text.trim() === '') return { items, completeBytes: 0, unreadable };
+  const doc = parseObject(text);
+  if (!doc || !isOtlpExport(doc)) {
+    count(skipped, doc ? 'not_otlp' : 'invalid_json');
+    return { items, completeBytes: 0, unreadable: 1 };
+  }
+  for (const item of readExport(doc)) items.push({ ...item, source: `${path}:#${items.length}`, endOffset: data.length, order: items.length });
+  return { items, completeBytes: 0, unreadable };
+}
+
+/** The name of a log event: `eventName`, a `claude_code.*` body, or `event.name` (prefixed for Claude Code). */
+function logEventName(record: OtlpLogRecord, harness: Harness | undefined): string | undefined {
+  if (record.eventName) return record.eventName;
+  const body = anyString(record.body);
+  if (body?.startsWith('claude_code.')) return body;
+  const name = anyString(record.attributes.get('event.name'));
+  if (name === undefined) return undefined;
+  return harness === 'claude_code' && !name.includes('.') ? `claude_code.${name}` : name;
+}
+
+function conversationAttr(a: Attributes): string | undefined {
+  return anyString(a.get('gen_ai.conversation.id')) || anyString(a.get('session.id')) || undefined;
+}
+
+interface ApiRequestSeen {
+  readonly timeNs: bigint;
+  readonly model: string;
+}
+
+export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOptions = {}): ParsedFile {
+  const skipped: Record<string, number> = {};
+  const { items, completeBytes, unreadable } = readItems(path, data, skipped);
+  const byId = new Map<string, { event: ImportedEvent; order: number }>();
+  const emit = (eventId: string, line: string, at: Located): void => {
+    byId.set(eventId, { event: { line, source: at.source, endOffset: at.endOffset }, order: at.order });
+  };
+  const serviceHarness = (resource: Attributes): Harness | undefined => {
+    const service = anyString(resource.get('service.name'));
+    return service === undefined ? undefined : harnessForService(service, options.serviceHarness);
+  };
+
+  // Spans by trace + span id, to find the model of a tool call's inference ancestor.
+  const spans = new Map<string, OtlpSpan>();
+  for (const item of items) if (item.kind === 'span') spans.set(`${item.span.traceId}/${item.span.spanId}`, item.span);
+  const modelOf = (span: OtlpSpan): string => {
+    let current: OtlpSpan | undefined = span;
+    for (let depth = 0; current && depth < 64; depth++) {
+      const model = anyString(current.attributes.get('gen_ai.response.model')) ?? anyString(current.attributes.get('gen_ai.request.model'));
+      if (model) return model;
+      current = current.parentSpanId ? spans.get(`${current.traceId}/${current.parentSpanId}`) : undefined;
+    }
+    return '';
+  };
+
+  // The conversation of a span: its own or an ancestor's `gen_ai.conversation.id` (or
+  // `session.id`), else any span of the same trace that names one (a tool span often does not).
+  const conversationOfTrace = new Map<string, string>();
+  for (const span of spans.values()) {
+    const id = conversationAttr(span.attributes);
+    if (id && !conversationOfTrace.has(span.traceId)) conversationOfTrace.set(span.traceId, id);
+  }
+  const conversationOf = (span: OtlpSpan): string | undefined => {
+    let current: OtlpSpan | undefined = span;
+    for (let depth = 0; current && depth < 64; depth++) {
+      const id = conversationAttr(current.attributes);
+      if (id) return id;
+      current = current.parentSpanId ? spans.get(`${current.traceId}/${current.parentSpanId}`) : undefined;
+    }
+    return conversationOfTrace.get(span.traceId);
+  };
+
+  // Claude Code's api_request events by session, in time order, to give a tool_result the
+  // model of the latest request at or before it (binary search: logs can hold thousands).
+  const apiRequests = new Map<string, ApiRequestSeen[]>();
+  for (const item of items) {
+    if (item.kind !== 'log' || logEventName(item.record, serviceHarness(item.resource)) !== 'claude_code.api_request') continue;
+    const session = anyString(item.record.attributes.get('session.id'));
+    const model = anyString(item.record.attributes.get('model'));
+    const timeNs = item.record.timeNs ?? item.record.observedNs;
+    if (!session || !model || timeNs === undefined) continue;
+    const list = apiRequests.get(session) ?? [];
+    list.push({ timeNs, model });
+    apiRequests.set(session, list);
+  }
+  for (const list of apiRequests.values()) list.sort((x, y) => (x.timeNs < y.timeNs ? -1 : x.timeNs > y.timeNs ? 1 : 0));
+  const claudeModelAt = (session: string, timeNs: bigint): string => {
+    const list = apiRequests.get(session) ?? [];
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((list[mid]?.timeNs ?? 0n) <= timeNs) lo = mid + 1;
+      else hi = mid;
+    }
+    return list[lo - 1]?.model ?? '';
+  };
+
+  for (const item of items) {
+    if (item.kind === 'span') readSpanItem(item, item.span);
+    else readLogItem(item, item.record);
+  }
+
+  function readSpanItem(at: Located & { resource: Attributes }, span: OtlpSpan): void {
+    const a = span.attributes;
+    const operation = anyString(a.get('gen_ai.operation.name'));
+    if (operation === undefined) return count(skipped, span.name.startsWith('claude_code.') ? `span:${span.name}` : 'span:non_gen_ai');
+    const isTool = operation === 'execute_tool';
+    if (!isTool && !INFERENCE_OPERATIONS.has(operation)) return count(skipped, `span:${operation}`);
+    // MCP client/server spans of a service that is no harness are MCP calls.
+    const harness = serviceHarness(at.resource) ?? (a.has('mcp.method.name') ? 'mcp' : undefined);
+    if (!harness) return count(skipped, 'span:unknown_service');
+    const session = conversationOf(span) ?? anyString(at.resource.get('session.id')) ?? span.traceId;
+    if (!session) return count(skipped, `span:${operation}:no_session`);
+    if (isTool) readToolSpan(at, span, harness, session);
+    else readInferenceSpan(at, span, harness, session, operation);
+  }
+
+  function readToolSpan(at: Located, span: OtlpSpan, harness: Harness, session: string): void {
+    const a = span.attributes;
+    const tool = anyString(a.get('gen_ai.tool.name')) ?? (span.name.startsWith('execute_tool ') ? span.name.slice('execute_tool '.length) : undefined);
+    if (!tool) return count(skipped, 'span:execute_tool:no_tool_name');
+    const ts = span.startNs !== undefined ? unixNanosToRfc3339(span.startNs) : undefined;
+    if (!ts) return count(skipped, 'span:execute_tool:no_time');
+    const callId = anyString(a.get('gen_ai.tool.call.id')) ?? '';
+    const errorType = anyString(a.get('error.type'));
+    const status = span.status === 'error' || errorType !== undefined ? 'error' : 'ok';
+    const error = span.statusMessage || errorType;
+    const output = outputOf(a.get('gen_ai.tool.call.result'));
+    const durationMs = span.startNs !== undefined && span.endNs !== undefined && span.endNs >= span.startNs ? nanosToMs(span.endNs - span.startNs) : undefined;
+    const eventId = callId ? stableEventId('otlp', harness, session, 'tool', callId) : stableEventId('otlp', 'span', span.traceId, span.spanId);
+    const line = toolCallLine(
+      {
+        event_id: eventId,
+        ts,
+        harness,
+        session_id: session,
+        turn_id: span.traceId,
+        call_id: callId || span.spanId,
+        model: modelOf(span),
+        tool,
+        status,
+        ...(output !== undefined ? { output } : {}),
+        ...(status === 'error' && error ? { error } : {}),
+        ...(durationMs !== undefined ? { duration_ms: durationMs } : {}),
+      },
+      inputOf(a.get('gen_ai.tool.call.arguments')),
+    );
+    emit(eventId, line, at);
+  }
+
+  function readInferenceSpan(at: Located, span: OtlpSpan, harness: Harness, session: string, operation: string): void {
+    const a = span.attributes;
+    const input = anyCount(a.get('gen_ai.usage.input_tokens')) ?? anyCount(a.get('gen_ai.usage.prompt_tokens'));
+    const output = anyCount(a.get('gen_ai.usage.output_tokens')) ?? anyCount(a.get('gen_ai.usage.completion_tokens'));
+    if (input === undefined && output === undefined) return count(skipped, `span:${operation}:no_usage`);
+    const timeNs = span.endNs ?? span.startNs;
+    const ts = timeNs !== undefined ? unixNanosToRfc3339(timeNs) : undefined;
+    if (!ts) return count(skipped, `span:${operation}:no_time`);
+    const cacheRead = anyCount(a.get('gen_ai.usage.cache_read.input_tokens'));
+    const cacheWrite = anyCount(a.get('gen_ai.usage.cache_creation.input_tokens'));
+    const reasoning = anyCount(a.get('gen_ai.usage.reasoning.output_tokens'));
+    // OTel GenAI counts cached tokens inside input and reasoning inside output; a harness that
+    // reports them apart (claude_code, opencode) gets them taken out again, so the figures
+    // follow that harness's convention. A producer that did not include them is left as is.
+    const convention = USAGE_CONVENTIONS[harness];
+    const cached = (cacheRead ?? 0) + (cacheWrite ?? 0);
+    const inputTokens = !convention.inputIncludesCache && (input ?? 0) >= cached ? (input ?? 0) - cached : (input ?? 0);
+    const outputTokens = !convention.outputIncludesReasoning && (output ?? 0) >= (reasoning ?? 0) ? (output ?? 0) - (reasoning ?? 0) : (output ?? 0);
+    const eventId = stableEventId('otlp', harness, session, 'usage', span.traceId, span.spanId);
+    const line = usageLine({
+      event_id: eventId,
+      ts,
+      harness,
+      session_id: session,
+      ...(span.traceId ? { turn_id: span.traceId } : {}),
+      model: anyString(a.get('gen_ai.response.model')) ?? anyString(a.get('gen_ai.request.model')) ?? '',
+      request_id: anyString(a.get('gen_ai.response.id')) || span.spanId || eventId,
+      input_tokens: inputTokens,
+      output_tokens: outputTokens,
+      ...(cacheRead !== undefined ? { cache_read_tokens: cacheRead } : {}),
+      ...(cacheWrite !== undefined ? { cache_write_tokens: cacheWrite } : {}),
+      ...(reasoning !== undefined ? { reasoning_tokens: reasoning } : {}),
+    });
+    emit(eventId, line, at);
+  }
+
+  function readLogItem(at: Located & { resource: Attributes }, record: OtlpLogRecord): void {
+    const name = logEventName(record, serviceHarness(at.resource));
+    if (name !== 'claude_code.tool_result' && name !== 'claude_code.api_request') return count(skipped, `log:${name ?? 'other'}`);
+    const a = record.attributes;
+    const session = anyString(a.get('session.id'));
+    if (!session) return count(skipped, `log:${name}:no_session`);
+    const timeNs = record.timeNs ?? record.observedNs;
+    const eventTs = anyString(a.get('event.timestamp'));
+    const ts = timeNs !== undefined ? unixNanosToRfc3339(timeNs) : eventTs !== undefined && !Number.isNaN(Date.parse(eventTs)) ? new Date(Date.parse(eventTs)).toISOString() : undefined;
+    if (!ts) return count(skipped, `log:${name}:no_time`);
+    const turn = anyString(a.get('prompt.id')) ?? '';
+    const sequence = anyString(a.get('event.sequence')) ?? '';
+
+    if (name === 'claude_code.tool_result') {
+      const tool = anyString(a.get('tool_name'));
+      if (!tool) return count(skipped, `log:${name}:no_tool_name`);
+      const callId = anyString(a.get('tool_use_id')) ?? '';
+      const success = anyBool(a.get('success'));
+      const error = anyString(a.get('error')) ?? anyString(a.get('error_type'));
+      const status = success === false || (success === undefined && error !== undefined) ? 'error' : 'ok';
+      const durationMs = anyCount(a.get('duration_ms'));
+      const eventId = callId ? stableEventId('otlp', 'claude_code', session, 'tool', callId) : stableEventId('otlp', 'claude_code', session, 'log', ts, sequence);
+      const line = toolCallLine(
+        {
+          event_id: eventId,
+          ts,
+          harness: 'claude_code',
+          session_id: session,
+          turn_id: turn,
+          call_id: callId,
+          model: timeNs !== undefined ? claudeModelAt(session, timeNs) : '',
+          tool,
+          status,
+          ...(status === 'error' && error !== undefined ? { error } : {}),
+          ...(durationMs !== undefined ? { duration_ms: durationMs } : {}),
+        },
+        // The input is logged only with OTEL_LOG_TOOL_DETAILS=1: tool_input (the arguments,
+        // long values truncated), else tool_parameters (a summary); `{}` when neither.
+        inputOf(a.get('tool_input') ?? a.get('tool_parameters')),
+      );
+      return emit(eventId, line, at);
+    }
+
+    const input = anyCount(a.get('input_tokens'));
+    const output = anyCount(a.get('output_tokens'));
+    if (input === undefined && output === undefined) return count(skipped, `log:${name}:no_usage`);
+    const requestId = anyString(a.get('request_id')) || anyString(a.get('client_request_id')) || '';
+    const eventId = stableEventId('otlp', 'claude_code', session, 'usage', requestId || `${ts}/${sequence}`);
+    const cacheRead = anyCount(a.get('cache_read_tokens'));
+    const cacheWrite = anyCount(a.get('cache_creation_tokens'));
+    const line = usageLine({
+      event_id: eventId,
+      ts,
+      harness: 'claude_code',
+      session_id: session,
+      ...(turn ? { turn_id: turn } : {}),
+      model: anyString(a.get('model')) ?? '',
+      request_id: requestId || eventId,
+      input_tokens: input ?? 0,
+      output_tokens: output ?? 0,
+      ...(cacheRead !== undefined ? { cache_read_tokens: cacheRead } : {}),
+      ...(cacheWrite !== undefined ? { cache_write_tokens: cacheWrite } : {}),
+    });
+    emit(eventId, line, at);
+  }
+
+  const events = [...byId.values()].sort((x, y) => x.order - y.order).map((c) => c.event);
+  // Records: spans and log records, plus the lines or documents that were no OTLP export.
+  return { events, completeBytes, recordsRead: items.length + unreadable, skipped };
+}

@@ -1,0 +1,83 @@
+// Import throughput on the shared corpus (Claude Code + Codex), next to ccusage on the same
+// files in the same run. toolcanon does strictly more (projection, estimation, accounting,
+// ClickHouse writes); ccusage only reads and sums. Prints MB/s, events/s and the ratio of wall
+// times. Usage: npx tsx bench/import.ts [repeats=3]
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, statSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ClickHouseSink } from '../src/sink/clickhouse.ts';
+
+const REPEATS = Number(process.argv[2] ?? 3);
+const CORPUS = resolve(new URL('../../shared/corpus/', import.meta.url).pathname);
+const CLAUDE = join(CORPUS, 'claude-code/projects');
+const CODEX = join(CORPUS, 'codex/sessions');
+
+function bytesUnder(dir: string): number {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    n += e.isDirectory() ? bytesUnder(p) : e.name.endsWith('.jsonl') ? statSync(p).size : 0;
+  }
+  return n;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'toolcanon-bench-import-'));
+try {
+  // ccusage reads $CLAUDE_CONFIG_DIR/projects and $CODEX_HOME/sessions.
+  const claudeHome = join(tmp, 'claude');
+  const codexHome = join(tmp, 'codex');
+  mkdirSync(claudeHome);
+  mkdirSync(codexHome);
+  symlinkSync(CLAUDE, join(claudeHome, 'projects'));
+  symlinkSync(CODEX, join(codexHome, 'sessions'));
+  const env = { ...process.env, CLAUDE_CONFIG_DIR: claudeHome, CODEX_HOME: codexHome };
+  // Install once through npm exec, then time the installed binaries directly (no npm overhead).
+  const locate = (pkg: string, bin: string): string => {
+    const r = spawnSync('npm', ['exec', '--yes', `--package=${pkg}`, '--', 'which', bin], { env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`cannot install ${pkg}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  const bins = [locate('ccusage@18.0.11', 'ccusage'), locate('@ccusage/codex@18.0.11', 'ccusage-codex')];
+  const timed = (cmd: string, args: string[]): number => {
+    const t = performance.now();
+    const r = spawnSync(cmd, args, { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
+    return (performance.now() - t) / 1000;
+  };
+  const ccusage = (): number => bins.reduce((sum, bin) => sum + timed(bin, ['session', '--json', '--offline']), 0);
+  const toolcanonBin = new URL('../bin/toolcanon.mjs', import.meta.url).pathname;
+
+  const mb = (bytesUnder(CLAUDE) + bytesUnder(CODEX)) / 1e6;
+  const ours: number[] = [];
+  const theirs: number[] = [];
+  let events = 0;
+  for (let i = 0; i < REPEATS; i++) {
+    // Both tools as a user runs them: one process per harness, start-up included.
+    const db = join(tmp, `db-${i}`);
+    ours.push(
+      timed(process.execPath, [toolcanonBin, 'import', 'claude-code', CLAUDE, '--db', db, '--format', 'json']) +
+        timed(process.execPath, [toolcanonBin, 'import', 'codex', CODEX, '--db', db, '--format', 'json']),
+    );
+    theirs.push(ccusage());
+    if (i === 0) {
+      const sink = await ClickHouseSink.open({ db });
+      const [row] = await sink.queryRows<{ n: string }>("SELECT (SELECT count() FROM tool_calls FINAL) + (SELECT count() FROM token_usage FINAL WHERE source = 'observed') AS n");
+      events = Number(row?.n ?? 0);
+      await sink.close();
+    }
+  }
+  const o = median(ours);
+  const c = median(theirs);
+  console.log(`corpus: ${mb.toFixed(1)} MB of Claude Code + Codex logs, ${events} events (tool calls + usage)`);
+  console.log(`toolcanon import (both, into embedded ClickHouse): ${o.toFixed(2)} s  ${(mb / o).toFixed(1)} MB/s  ${(events / o).toFixed(0)} events/s  (median of ${REPEATS}, process start included)`);
+  console.log(`ccusage session --json (both):                     ${c.toFixed(2)} s  ${(mb / c).toFixed(1)} MB/s  (median of ${REPEATS})`);
+  console.log(`ratio of wall times ccusage / toolcanon: ${(c / o).toFixed(2)} (> 1: toolcanon is faster)`);
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}

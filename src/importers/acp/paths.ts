@@ -1,8 +1,6 @@
 // Which files under the given paths hold ACP captures. There is no default location: ACP is a
 // wire protocol, and a capture is wherever a client, a proxy or a test recorded it.
-import { readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { InputError } from '../../source/file.ts';
+import { listFilesUnder } from '../files.ts';
 
 /** No default: `toolcanon import acp` needs the captures named. */
 export function defaultAcpPaths(): string[] {
@@ -11,24 +9,5 @@ export function defaultAcpPaths(): string[] {
 
 /** `*.jsonl` files under each directory (sorted); a path naming a file is read whatever its name. */
 export function listAcpFiles(paths: readonly string[]): string[] {
-  const out = new Set<string>();
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const full = join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile() && entry.name.endsWith('.jsonl')) out.add(full);
-    }
-  };
-  for (const p of paths) {
-    const full = resolve(p);
-    let isDirectory: boolean;
-    try {
-      isDirectory = statSync(full).isDirectory();
-    } catch {
-      throw new InputError(`${p}: no such file or directory`);
-    }
-    if (isDirectory) walk(full);
-    else out.add(full);
-  }
-  return [...out].sort();
+  return listFilesUnder(paths, (_path, name) => name.endsWith('.jsonl'));
 }

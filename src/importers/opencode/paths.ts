@@ -1,9 +1,8 @@
 // Where opencode keeps its logs, which files under a path the importer reads, and where a
 // storage part's message file lives.
-import { readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
-import { InputError } from '../../source/file.ts';
+import { basename, dirname, join } from 'node:path';
+import { listFilesUnder } from '../files.ts';
 
 /** `$XDG_DATA_HOME/opencode/storage`, by default `~/.local/share/opencode/storage`. */
 export function defaultOpencodePaths(env: NodeJS.ProcessEnv = process.env): string[] {
@@ -29,24 +28,5 @@ export function storageRoot(path: string): string {
  * whatever its name. The storage's `session/`, `project/`, `todo/` and other folders are skipped.
  */
 export function listOpencodeFiles(paths: readonly string[]): string[] {
-  const out = new Set<string>();
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const full = join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile() && (entry.name.endsWith('.jsonl') || storageKind(full) !== undefined)) out.add(full);
-    }
-  };
-  for (const p of paths) {
-    const full = resolve(p);
-    let isDirectory: boolean;
-    try {
-      isDirectory = statSync(full).isDirectory();
-    } catch {
-      throw new InputError(`${p}: no such file or directory`);
-    }
-    if (isDirectory) walk(full);
-    else out.add(full);
-  }
-  return [...out].sort();
+  return listFilesUnder(paths, (path, name) => name.endsWith('.jsonl') || storageKind(path) !== undefined);
 }

@@ -1,5 +1,7 @@
 // `toolcanon consume` (the stream worker) and `toolcanon produce` (publish JSONL files to a topic).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ModelTable } from '../accounting/models.ts';
+import type { AccountingConfig } from '../accounting/session.ts';
 import { DEFAULT_LIMITS } from '../decode/event.ts';
 import { createKafkaClient, type KafkaAdmin, type StreamProducer } from '../kafka/client.ts';
 import { publishPaths } from '../kafka/publish.ts';
@@ -31,6 +33,9 @@ Options:
   --batch-max-wait-ms N            Flush when the oldest buffered event is N ms old (default ${D.batchMaxWaitMs})
   --max-event-bytes N              Larger events are dead-lettered as oversized (default ${DEFAULT_LIMITS.maxEventBytes})
   --max-depth N                    Deeper JSON is dead-lettered as too_deep (default ${DEFAULT_LIMITS.maxDepth})
+  --threshold-pct N                Context threshold for breaches, percent (default 85)
+  --headroom-tokens N              Headroom: moves the trigger earlier by N tokens (default 0)
+  --models FILE                    JSON { "model": contextWindowTokens } laid over the shipped table
   --retry-initial-ms N             First backoff while ClickHouse fails (default ${D.retry.initialMs})
   --retry-max-ms N                 Backoff ceiling (default ${D.retry.maxMs})
   --shutdown-timeout-ms N          Longest a SIGTERM/SIGINT shutdown may take (default ${D.shutdownTimeoutMs})
@@ -71,6 +76,9 @@ const CONSUME_OPTIONS = {
   'batch-max-wait-ms': { type: 'string' },
   'max-event-bytes': { type: 'string' },
   'max-depth': { type: 'string' },
+  'threshold-pct': { type: 'string' },
+  'headroom-tokens': { type: 'string' },
+  models: { type: 'string' },
   'retry-initial-ms': { type: 'string' },
   'retry-max-ms': { type: 'string' },
   'shutdown-timeout-ms': { type: 'string' },
@@ -131,6 +139,15 @@ function topicFrom(value: string | undefined, command: string, flag = 'topic'): 
   return value;
 }
 
+/** The accounting flags, validated exactly as `replay` validates them. */
+function accountingConfig(values: { 'threshold-pct'?: string | undefined; 'headroom-tokens'?: string | undefined; models?: string | undefined }): AccountingConfig {
+  const pct = values['threshold-pct'] ?? '85';
+  if (!/^[0-9]+$/.test(pct) || Number(pct) > 100) throw new UsageError(`--threshold-pct must be an integer from 0 to 100, got ${JSON.stringify(pct)}`);
+  const headroom = values['headroom-tokens'] ?? '0';
+  if (!/^[0-9]+$/.test(headroom)) throw new UsageError(`--headroom-tokens must be a non-negative integer, got ${JSON.stringify(headroom)}`);
+  return { thresholdPct: Number(pct), headroomTokens: BigInt(headroom), models: ModelTable.withOverrides(values.models) };
+}
+
 /** Parses `consume` flags into a worker configuration (exported for tests). */
 export function parseConsumeArgs(args: readonly string[]): { config: WorkerConfig; db: string | undefined; clickhouse: string | undefined; format: OutputFormat; help: boolean } {
   const { values, positionals } = parse(args, CONSUME_OPTIONS);
@@ -156,6 +173,7 @@ export function parseConsumeArgs(args: readonly string[]): { config: WorkerConfi
       maxEventBytes: integer('max-event-bytes', values['max-event-bytes'], DEFAULT_LIMITS.maxEventBytes),
       maxDepth: integer('max-depth', values['max-depth'], DEFAULT_LIMITS.maxDepth),
     },
+    accounting: accountingConfig(values),
     retry: { initialMs: retryInitialMs, maxMs: retryMaxMs },
     shutdownTimeoutMs: integer('shutdown-timeout-ms', values['shutdown-timeout-ms'], D.shutdownTimeoutMs),
     progressIntervalMs: integer('progress-interval-ms', values['progress-interval-ms'], D.progressIntervalMs, 0),

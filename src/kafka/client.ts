@@ -70,6 +70,8 @@ export interface StreamConsumerConfig {
   /** Upper bound of one fetch response, all partitions together (a single larger record still comes through). */
   readonly fetchMaxBytes: number;
   readonly fetchMaxBytesPerPartition: number;
+  /** Batches of different partitions handed to the handler at the same time (default 1). */
+  readonly partitionsConsumedConcurrently?: number;
 }
 
 export interface ConsumerCrash {
@@ -79,7 +81,10 @@ export interface ConsumerCrash {
 }
 
 export interface StreamConsumer {
-  /** Joins the group and calls `onBatch` for each fetched batch, one at a time, until stopped. */
+  /**
+   * Joins the group and calls `onBatch` for each fetched batch until stopped: one batch of a
+   * partition at a time, batches of different partitions concurrently up to the configured number.
+   */
   run(onBatch: (context: BatchContext) => Promise<void>): Promise<void>;
   /** Called after every join of the group, with this member's partitions of the topic. */
   onAssigned(listener: (partitions: readonly number[]) => void): void;
@@ -139,7 +144,11 @@ function logCreatorFor(log: (line: string) => void) {
   return () =>
     (entry: LogEntry): void => {
       const { message, timestamp: _timestamp, logger: _logger, stack: _stack, ...extra } = entry.log;
-      const level = entry.level === KafkaLogLevel.ERROR ? 'error' : 'warning';
+      // kafkajs logs every error response of the broker at ERROR ("Response Heartbeat ...: The
+      // group is rebalancing"); the caller receives the same error and handles it (rejoin,
+      // retry), so such lines are warnings here. ERROR stays for what nobody handles.
+      const handledResponse = entry.namespace === 'Connection' && String(message).startsWith('Response ');
+      const level = entry.level === KafkaLogLevel.ERROR && !handledResponse ? 'error' : 'warning';
       const fields = Object.keys(extra).length > 0 ? ` ${JSON.stringify(extra)}` : '';
       log(`kafkajs ${level} [${entry.namespace}]: ${String(message)}${fields}`);
     };
@@ -178,7 +187,7 @@ class KafkajsStreamConsumer implements StreamConsumer {
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 1,
+      partitionsConsumedConcurrently: this.config.partitionsConsumedConcurrently ?? 1,
       eachBatch: async (payload: EachBatchPayload) => {
         const { batch } = payload;
         await onBatch({

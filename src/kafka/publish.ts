@@ -9,7 +9,11 @@ export interface PublishOptions {
   readonly topic: string;
   /** Records per send request. */
   readonly maxBatchRecords?: number;
-  /** Bytes of values per send request. */
+  /**
+   * Bytes of values per send request. It never exceeds the topic's limit: Kafka applies
+   * max.message.bytes to a whole record batch, and kafkajs sends one batch per partition
+   * without splitting it, so one send must fit even when all its records share a partition.
+   */
   readonly maxBatchBytes?: number;
   /** Lines larger than this are not sent (the broker would refuse them); they are reported. */
   readonly maxMessageBytes?: number;
@@ -26,8 +30,10 @@ export interface PublishResult {
   readonly tooLarge: Array<{ source: string; bytes: number }>;
 }
 
-/** Room left in a record batch for the record's framing, key and headers. */
+/** Room left in a record batch for the batch header and the record's framing, key and headers. */
 const RECORD_OVERHEAD_BYTES = 1024;
+/** Upper bound of one record's framing inside a batch (varint lengths, deltas, attributes). */
+const RECORD_FRAMING_BYTES = 32;
 const utf8 = new TextDecoder('utf-8');
 
 /** The session_id of an envelope line, or null when there is none to read. */
@@ -50,8 +56,9 @@ export async function publishPaths(producer: StreamProducer, paths: readonly str
 
 export async function publishFiles(producer: StreamProducer, files: readonly InputFile[], options: PublishOptions): Promise<PublishResult> {
   const maxRecords = options.maxBatchRecords ?? 5_000;
-  const maxBytes = options.maxBatchBytes ?? 4 * 1024 * 1024;
   const limit = (options.maxMessageBytes ?? KAFKA_DEFAULT_MAX_MESSAGE_BYTES) - RECORD_OVERHEAD_BYTES;
+  // Per-record framing (offsets, lengths, key) counts towards the batch too.
+  const maxBytes = Math.min(options.maxBatchBytes ?? 4 * 1024 * 1024, limit);
   const result: PublishResult = { published: 0, bytesPublished: 0, unkeyed: 0, blankLines: 0, tooLarge: [] };
   let batch: OutgoingRecord[] = [];
   let batchBytes = 0;
@@ -74,9 +81,10 @@ export async function publishFiles(producer: StreamProducer, files: readonly Inp
       const key = sessionKeyOf(line.bytes);
       if (key === null) result.unkeyed++;
       const value = Buffer.from(line.bytes.buffer, line.bytes.byteOffset, line.bytes.byteLength);
-      if (batch.length > 0 && (batch.length >= maxRecords || batchBytes + value.byteLength > maxBytes)) await send();
+      const recordBytes = value.byteLength + Buffer.byteLength(key ?? '') + RECORD_FRAMING_BYTES;
+      if (batch.length > 0 && (batch.length >= maxRecords || batchBytes + recordBytes > maxBytes)) await send();
       batch.push({ key, value });
-      batchBytes += value.byteLength;
+      batchBytes += recordBytes;
     }
   }
   await send();

@@ -1,6 +1,6 @@
 // The stream worker's settings, every one with a default and its unit in the name.
-import type { DecodeLimits } from '../decode/event.ts';
-import { DEFAULT_LIMITS } from '../decode/event.ts';
+import { DEFAULT_ACCOUNTING, type AccountingConfig } from '../accounting/session.ts';
+import { DEFAULT_LIMITS, type DecodeLimits } from '../decode/event.ts';
 import type { BackoffPolicy } from './backoff.ts';
 
 export interface WorkerConfig {
@@ -18,6 +18,8 @@ export interface WorkerConfig {
   /** Flush when the oldest buffered event has waited this long. */
   readonly batchMaxWaitMs: number;
   readonly limits: DecodeLimits;
+  /** Token accounting (threshold, headroom, model table), as for replay. */
+  readonly accounting: AccountingConfig;
   /** Backoff between attempts while ClickHouse (or the dead-letter topic) fails. */
   readonly retry: BackoffPolicy;
   /** Longest a SIGTERM/SIGINT shutdown may take before the worker gives up on its last flush. */
@@ -38,7 +40,7 @@ export interface WorkerConfig {
 export const WORKER_DEFAULTS = {
   groupId: 'toolcanon',
   batchMaxRows: 20_000,
-  batchMaxBytes: 16 * 1024 * 1024,
+  batchMaxBytes: 8 * 1024 * 1024,
   batchMaxWaitMs: 1_000,
   retry: { initialMs: 500, maxMs: 30_000 },
   shutdownTimeoutMs: 30_000,
@@ -50,6 +52,7 @@ export const WORKER_DEFAULTS = {
   fetchMaxBytes: 16 * 1024 * 1024,
   fetchMaxBytesPerPartition: 4 * 1024 * 1024,
   limits: DEFAULT_LIMITS,
+  accounting: DEFAULT_ACCOUNTING,
 } as const;
 
 /** A heartbeat a third of the session timeout (kafkajs's advice), at most every 3 s. */

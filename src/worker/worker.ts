@@ -152,6 +152,8 @@ export class StreamWorker {
   private failing: { step: string; attempts: number; sinceMs: number; message: string } | undefined;
   private readonly committed = new Map<number, bigint>();
   private lagByPartition = new Map<number, bigint>();
+  /** Latest known high watermark per assigned partition (from fetches and the progress report). */
+  private readonly highWatermarks = new Map<number, bigint>();
   private stopping = false;
   private stopDeadlineMs: number | undefined;
   private readonly stopAbort = new AbortController();
@@ -295,7 +297,7 @@ export class StreamWorker {
     const watched = watchDeadLetters(this.sink);
     return {
       id: this.generationSeq++,
-      writer: new BatchWriter(watched.sink, this.counts, { maxBatchRows: this.config.batchMaxRows, maxBatchBytes: this.config.batchMaxBytes }),
+      writer: new BatchWriter(watched.sink, this.counts, { maxBatchRows: this.config.batchMaxRows, maxBatchBytes: this.config.batchMaxBytes }, this.config.accounting),
       deadLetters: watched.acknowledged,
       records: [],
       lastAdded: new Map(),
@@ -320,6 +322,7 @@ export class StreamWorker {
     this.telemetry.rebalanced(dropped);
     for (const p of [...this.committed.keys()]) if (!partitions.includes(p)) this.committed.delete(p);
     for (const p of [...this.lagByPartition.keys()]) if (!partitions.includes(p)) this.lagByPartition.delete(p);
+    for (const p of [...this.highWatermarks.keys()]) if (!partitions.includes(p)) this.highWatermarks.delete(p);
     // A paused worker would never fetch again to find out whether ClickHouse is back.
     if (this.paused && !this.stopping) this.setPaused(false);
     const list = partitions.length ? partitions.join(',') : 'none';
@@ -361,9 +364,8 @@ export class StreamWorker {
         }
       }
       account();
-      const high = BigInt(batch.highWatermark);
-      const committed = this.committed.get(batch.partition);
-      if (committed !== undefined) this.lagByPartition.set(batch.partition, high > committed ? high - committed : 0n);
+      this.highWatermarks.set(batch.partition, BigInt(batch.highWatermark));
+      this.updateLag(batch.partition);
       if (gen === this.gen && gen.firstPendingAtMs !== undefined && Date.now() - gen.firstPendingAtMs >= this.config.batchMaxWaitMs) {
         await this.settle(gen, 'time');
       }
@@ -504,6 +506,7 @@ export class StreamWorker {
         await this.telemetry.inSpan('toolcanon.worker.commit', { 'toolcanon.commit.partitions': offsets.length }, () => context.commit(offsets));
         for (const { partition, offset } of offsets) {
           this.committed.set(partition, BigInt(offset));
+          this.updateLag(partition);
           if (gen.toCommit.get(partition) === offset) gen.toCommit.delete(partition);
         }
         this.stats.eventsCommitted += gen.flushedUncommitted;
@@ -572,6 +575,12 @@ export class StreamWorker {
     else this.consumer?.resume();
   }
 
+  private updateLag(partition: number): void {
+    const high = this.highWatermarks.get(partition);
+    const committed = this.committed.get(partition);
+    if (high !== undefined && committed !== undefined) this.lagByPartition.set(partition, high > committed ? high - committed : 0n);
+  }
+
   private async reportProgress(): Promise<void> {
     try {
       if (this.admin && this.assigned.length) {
@@ -581,6 +590,7 @@ export class StreamWorker {
         const lag = new Map<number, bigint>();
         for (const p of this.assigned) {
           const high = highs.get(p) ?? 0n;
+          this.highWatermarks.set(p, high);
           const committed = this.committed.get(p) ?? fromGroup.get(p) ?? 0n;
           lag.set(p, high > committed ? high - committed : 0n);
         }
@@ -600,9 +610,16 @@ export class StreamWorker {
       `${label}: consumed=${this.stats.eventsConsumed} written=${c.rowsWritten} dead_lettered=${c.deadLetters} ` +
       `dlq_published=${this.stats.dlqPublished} committed=${this.stats.eventsCommitted} buffered=${this.gen.writer.pending} ` +
       `flushes=${this.stats.flushes} failed_flushes=${this.stats.flushFailures} paused=${this.paused} ` +
-      `partitions=${this.assigned.join(',') || '-'} lag=${lag || '-'}`
+      `partitions=${this.assigned.join(',') || '-'} lag=${lag || '-'} ${memoryFields()}`
     );
   }
+}
+
+/** Resident memory and the JavaScript heap's share of it, in MiB. */
+function memoryFields(): string {
+  const m = process.memoryUsage();
+  const mib = (n: number): string => (n / 2 ** 20).toFixed(0);
+  return `rss_mib=${mib(m.rss)} heap_mib=${mib(m.heapUsed)} external_mib=${mib(m.external)}`;
 }
 
 function toBuffered(partition: number, record: ConsumedRecord): BufferedRecord {

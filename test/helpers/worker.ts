@@ -4,7 +4,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createKafkaClient, type KafkaAdmin, type KafkaClient, type OutgoingRecord } from '../../src/kafka/client.ts';
+import { parseConsumeArgs } from '../../src/cli/kafka-commands.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import { StreamWorker } from '../../src/worker/worker.ts';
 import { eventLine } from './events.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -259,3 +261,64 @@ export function offsetOf(source: string): { partition: number; offset: bigint } 
   if (!m) throw new Error(`not a Kafka source: ${source}`);
   return { partition: Number(m[1]), offset: BigInt(m[2] as string) };
 }
+
+export interface InProcessWorker {
+  readonly worker: StreamWorker;
+  readonly logs: string[];
+}
+
+/** A worker in this process (its sink is this process's embedded ClickHouse), configured from CLI flags. */
+export async function startInProcessWorker(brokers: readonly string[], topic: string, group: string, sink: ClickHouseSink, extra: readonly string[] = []): Promise<InProcessWorker> {
+  // The data directory flag is not used: the sink is given.
+  const { config } = parseConsumeArgs(workerArgs(brokers, topic, group, '(unused)', extra));
+  const logs: string[] = [];
+  const worker = new StreamWorker({
+    config,
+    sink,
+    log: (line) => {
+      logs.push(line);
+      if (process.env['TOOLCANON_TEST_VERBOSE'] === '1') process.stderr.write(`[worker] ${line}\n`);
+    },
+  });
+  await worker.start();
+  return { worker, logs };
+}
+
+export interface ReadRecord {
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Readonly<Record<string, Buffer | string | undefined>>;
+}
+
+/** Reads a topic from the beginning with a throwaway group until `expected` records arrived (and a moment more, to catch extras). */
+export async function readTopic(client: KafkaClient, topic: string, expected: number, timeoutMs = 60_000): Promise<ReadRecord[]> {
+  const consumer = await client.consumer({
+    groupId: uniqueName('reader'),
+    topic,
+    fromBeginning: true,
+    sessionTimeoutMs: 10_000,
+    heartbeatIntervalMs: 1_000,
+    rebalanceTimeoutMs: 20_000,
+    maxWaitTimeMs: 200,
+    fetchMaxBytes: 32 * 1024 * 1024,
+    fetchMaxBytesPerPartition: 16 * 1024 * 1024,
+  });
+  const records: ReadRecord[] = [];
+  try {
+    await consumer.run(async (ctx) => {
+      for (const r of ctx.batch.records) {
+        records.push({ partition: ctx.batch.partition, offset: r.offset, key: r.key, value: r.value, headers: r.headers });
+        ctx.markFetched(r.offset);
+      }
+    });
+    await waitFor(`${expected} record(s) in ${topic}`, () => (records.length >= expected ? true : undefined), timeoutMs);
+    await new Promise((r) => setTimeout(r, 1_000));
+    return records;
+  } finally {
+    await consumer.disconnect();
+  }
+}
+
+export { DLQ_HEADERS as DLQ_TOPIC_HEADERS } from '../../src/worker/dlq.ts';

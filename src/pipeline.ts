@@ -56,6 +56,14 @@ export interface BatchLimits {
 
 export const DEFAULT_BATCH: BatchLimits = { maxBatchRows: 20_000, maxBatchBytes: 32 * 1024 * 1024 };
 
+export interface BatchWriterHooks {
+  /**
+   * Called with the dead letters the sink has just acknowledged (again on a retried flush: the
+   * same rows), e.g. so a stream worker can also publish them to a dead-letter topic.
+   */
+  readonly onDeadLettersWritten?: (rows: readonly DeadLetterRow[]) => void;
+}
+
 /** A batch with its derived rows computed, ready to be written (and rewritten on retry). */
 interface PreparedBatch {
   readonly toolCalls: ToolCallRow[];
@@ -81,6 +89,7 @@ export class BatchWriter {
     readonly counts: PipelineCounts,
     private readonly batch: BatchLimits = DEFAULT_BATCH,
     accounting: AccountingConfig = DEFAULT_ACCOUNTING,
+    private readonly hooks: BatchWriterHooks = {},
   ) {
     this.accountant = new ContextAccountant(accounting);
   }
@@ -153,6 +162,7 @@ export class BatchWriter {
     sealed.prepared ??= await this.prepare(sealed.outcomes);
     const b = sealed.prepared;
     await this.sink.writeDeadLetters(b.deadLetters);
+    this.hooks.onDeadLettersWritten?.(b.deadLetters);
     await this.sink.writeToolCalls(b.toolCalls);
     await this.sink.writeTokenUsage(b.tokenUsage);
     await this.sink.writeBreaches(b.breaches);

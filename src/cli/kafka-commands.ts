@@ -1,7 +1,5 @@
 // `toolcanon consume` (the stream worker) and `toolcanon produce` (publish JSONL files to a topic).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ModelTable } from '../accounting/models.ts';
-import type { AccountingConfig } from '../accounting/session.ts';
 import { DEFAULT_LIMITS } from '../decode/event.ts';
 import { createKafkaClient, type KafkaAdmin, type StreamProducer } from '../kafka/client.ts';
 import { publishPaths } from '../kafka/publish.ts';
@@ -11,6 +9,7 @@ import { heartbeatIntervalFor, WORKER_DEFAULTS, type WorkerConfig } from '../wor
 import { defaultDlqTopic } from '../worker/dlq.ts';
 import { defaultClientId, StreamWorker, type WorkerSummary } from '../worker/worker.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
+import { accountingConfig } from './accounting-flags.ts';
 import { UsageError, type Io } from './io.ts';
 
 const D = WORKER_DEFAULTS;
@@ -137,15 +136,6 @@ function topicFrom(value: string | undefined, command: string, flag = 'topic'): 
   if (value === undefined || value === '') throw new UsageError(`${command} needs --${flag} TOPIC`);
   if (!/^[a-zA-Z0-9._-]{1,249}$/.test(value)) throw new UsageError(`--${flag}: ${JSON.stringify(value)} is not a valid Kafka topic name`);
   return value;
-}
-
-/** The accounting flags, validated exactly as `replay` validates them. */
-function accountingConfig(values: { 'threshold-pct'?: string | undefined; 'headroom-tokens'?: string | undefined; models?: string | undefined }): AccountingConfig {
-  const pct = values['threshold-pct'] ?? '85';
-  if (!/^[0-9]+$/.test(pct) || Number(pct) > 100) throw new UsageError(`--threshold-pct must be an integer from 0 to 100, got ${JSON.stringify(pct)}`);
-  const headroom = values['headroom-tokens'] ?? '0';
-  if (!/^[0-9]+$/.test(headroom)) throw new UsageError(`--headroom-tokens must be a non-negative integer, got ${JSON.stringify(headroom)}`);
-  return { thresholdPct: Number(pct), headroomTokens: BigInt(headroom), models: ModelTable.withOverrides(values.models) };
 }
 
 /** Parses `consume` flags into a worker configuration (exported for tests). */

@@ -5,6 +5,7 @@ import { decodeEvent, DEFAULT_LIMITS, type DecodeLimits } from '../decode/event.
 import { emptyCounts, replayFiles, type PipelineCounts } from '../pipeline.ts';
 import { ClickHouseSink } from '../sink/clickhouse.ts';
 import { InputError, listInputFiles, openInput, readLines } from '../source/file.ts';
+import { accountingConfig } from './accounting-flags.ts';
 import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { createProgressBar } from './progress.ts';
@@ -17,11 +18,9 @@ import {
   USAGE_REPORT_SQL,
   type ToolReportGrouping,
 } from './reports.ts';
-import { ModelTable } from '../accounting/models.ts';
 import { IMPORTER_IDS } from '../importers/types.ts';
 import { isImporterId, loadImporter } from '../importers/registry.ts';
 import { runImport, type ImportSummary } from '../importers/run.ts';
-import type { AccountingConfig } from '../accounting/session.ts';
 
 const USAGE = `Usage: toolcanon <command> [options]
 
@@ -104,14 +103,6 @@ function summaryRows(counts: PipelineCounts, elapsedMs: number): Row[] {
     { metric: 'events_per_s', value: elapsedMs > 0 ? Math.round((counts.eventsRead * 1000) / elapsedMs) : 0 },
   );
   return rows;
-}
-
-function accountingConfig(values: { 'threshold-pct'?: string | undefined; 'headroom-tokens'?: string | undefined; models?: string | undefined }): AccountingConfig {
-  const pct = values['threshold-pct'] ?? '85';
-  if (!/^[0-9]+$/.test(pct) || Number(pct) > 100) throw new UsageError(`--threshold-pct must be an integer from 0 to 100, got ${JSON.stringify(pct)}`);
-  const headroom = values['headroom-tokens'] ?? '0';
-  if (!/^[0-9]+$/.test(headroom)) throw new UsageError(`--headroom-tokens must be a non-negative integer, got ${JSON.stringify(headroom)}`);
-  return { thresholdPct: Number(pct), headroomTokens: BigInt(headroom), models: ModelTable.withOverrides(values.models) };
 }
 
 function importSummaryRows(s: ImportSummary, elapsedMs: number): Row[] {

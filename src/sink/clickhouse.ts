@@ -3,7 +3,6 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { createChdbConnection } from 'chdb/connection';
 import type { ContentClass } from '../accounting/content-class.ts';
 import type { BreachRow, FigureSource, SessionState, TokenUsageRow } from '../accounting/session.ts';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
@@ -92,6 +91,8 @@ export class ClickHouseSink {
     let chdb: ChdbRawInsert | undefined;
     if (target.kind === 'embedded') {
       mkdirSync(target.dir, { recursive: true });
+      // Loaded only for the embedded engine: it maps a ~500 MB library a server target never needs.
+      const { createChdbConnection } = await import('chdb/connection');
       // chdb types its Connection against @clickhouse/client-common's copy of the settings
       // types, which differ from @clickhouse/client's own copy only under
       // exactOptionalPropertyTypes; the runtime objects are the same interface.
@@ -110,7 +111,12 @@ export class ClickHouseSink {
       });
     }
     const sink = new ClickHouseSink(client, describeTarget(target), chdb);
-    await sink.migrate();
+    try {
+      await sink.migrate();
+    } catch (error) {
+      await client.close(); // a caller retrying open() must not pile up clients
+      throw error;
+    }
     return sink;
   }
 

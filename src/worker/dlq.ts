@@ -2,7 +2,6 @@
 // records of a batch were dead-lettered (it watches the batch writer's dead-letter inserts).
 import type { OutgoingRecord } from '../kafka/client.ts';
 import type { DeadLetterRow } from '../model/records.ts';
-import type { ClickHouseSink } from '../sink/clickhouse.ts';
 
 /** Header names of a dead-letter record; the value is the original record value, byte for byte. */
 export const DLQ_HEADERS = {
@@ -52,24 +51,17 @@ export function toDlqRecord(original: OriginalRecord, dead: Pick<DeadLetterRow, 
 }
 
 /**
- * A view of the sink that remembers every dead-letter row ClickHouse acknowledged, by source.
- * The batch writer decides what is a dead letter; this is how the worker finds out which of its
- * records those were without decoding them twice. A retried flush writes the same rows again,
- * which the map absorbs.
+ * Remembers every dead-letter row ClickHouse acknowledged, by source, through the batch
+ * writer's hook. The batch writer decides what is a dead letter; this is how the worker finds
+ * out which of its records those were without decoding them twice. A retried flush reports the
+ * same rows again, which the map absorbs.
  */
-export function watchDeadLetters(sink: ClickHouseSink): { sink: ClickHouseSink; acknowledged: Map<string, DeadLetterRow> } {
+export function trackDeadLetters(): { acknowledged: Map<string, DeadLetterRow>; onDeadLettersWritten: (rows: readonly DeadLetterRow[]) => void } {
   const acknowledged = new Map<string, DeadLetterRow>();
-  const watched = new Proxy(sink, {
-    get(target, property, receiver) {
-      if (property === 'writeDeadLetters') {
-        return async (rows: readonly DeadLetterRow[]): Promise<void> => {
-          await target.writeDeadLetters(rows);
-          for (const row of rows) acknowledged.set(row.source, row);
-        };
-      }
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+  return {
+    acknowledged,
+    onDeadLettersWritten: (rows) => {
+      for (const row of rows) acknowledged.set(row.source, row);
     },
-  });
-  return { sink: watched, acknowledged };
+  };
 }

@@ -30,7 +30,7 @@ import { BatchWriter, emptyCounts, type PipelineCounts } from '../pipeline.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { backoffDelayMs, sleep } from './backoff.ts';
 import type { WorkerConfig } from './config.ts';
-import { DLQ_HEADERS, parseRecordSource, recordSource, toDlqRecord, watchDeadLetters } from './dlq.ts';
+import { DLQ_HEADERS, parseRecordSource, recordSource, toDlqRecord, trackDeadLetters } from './dlq.ts';
 import { Mutex } from './mutex.ts';
 import { createWorkerTelemetry, type WorkerTelemetry } from './telemetry.ts';
 
@@ -294,11 +294,13 @@ export class StreamWorker {
   }
 
   private newGeneration(): Generation {
-    const watched = watchDeadLetters(this.sink);
+    const tracked = trackDeadLetters();
     return {
       id: this.generationSeq++,
-      writer: new BatchWriter(watched.sink, this.counts, { maxBatchRows: this.config.batchMaxRows, maxBatchBytes: this.config.batchMaxBytes }, this.config.accounting),
-      deadLetters: watched.acknowledged,
+      writer: new BatchWriter(this.sink, this.counts, { maxBatchRows: this.config.batchMaxRows, maxBatchBytes: this.config.batchMaxBytes }, this.config.accounting, {
+        onDeadLettersWritten: tracked.onDeadLettersWritten,
+      }),
+      deadLetters: tracked.acknowledged,
       records: [],
       lastAdded: new Map(),
       toCommit: new Map(),

@@ -11,8 +11,14 @@ import { encodeTsv } from './tsv.ts';
 
 /** The part of chdb's connection extension the sink uses: a zero-copy raw insert. */
 interface ChdbRawInsert {
-  rawInsert(params: { table: string; values: Buffer; format: 'TabSeparated'; columns: readonly string[] }): Promise<unknown>;
+  rawInsert(params: { table: string; values: Buffer; format: 'TabSeparated'; columns: readonly string[]; settings: Record<string, number> }): Promise<unknown>;
 }
+
+/**
+ * Insert settings. The Replacing engines would also deduplicate within each inserted block
+ * (optimize_on_insert); the reports read with FINAL anyway, so that sorting work is skipped.
+ */
+const INSERT_SETTINGS = { optimize_on_insert: 0 } as const;
 
 export const DEFAULT_DB_DIR = '.toolcanon/db';
 
@@ -138,11 +144,11 @@ export class ClickHouseSink {
     if (rows.length === 0) return;
     const body = encodeTsv(rows, columns);
     if (this.chdb) {
-      await this.chdb.rawInsert({ table, values: Buffer.from(body, 'utf8'), format: 'TabSeparated', columns });
+      await this.chdb.rawInsert({ table, values: Buffer.from(body, 'utf8'), format: 'TabSeparated', columns, settings: INSERT_SETTINGS });
     } else {
       const [first, ...rest] = columns;
       if (first === undefined) throw new Error(`No columns for ${table}`);
-      await this.client.insert({ table, values: Readable.from([body]), format: 'TabSeparated', columns: [first, ...rest] });
+      await this.client.insert({ table, values: Readable.from([body]), format: 'TabSeparated', columns: [first, ...rest], clickhouse_settings: INSERT_SETTINGS });
     }
   }
 

@@ -4,7 +4,7 @@
 // provider prefix ("anthropic/claude-sonnet-4-5"). An unknown model gets no window: it is
 // flagged, never guessed.
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import { createRequire } from 'node:module';
 
 export const SHIPPED_CONTEXT_WINDOWS: Readonly<Record<string, number>> = {
   // Anthropic (standard 200k windows; the 1M-token beta is opt-in per request and is reported
@@ -36,7 +36,14 @@ export const SHIPPED_CONTEXT_WINDOWS: Readonly<Record<string, number>> = {
   'gemini-2.5-flash': 1_048_576,
 };
 
-const modelTableSchema = z.record(z.string().min(1), z.number().int().positive());
+/**
+ * The schema of a user's model table. zod is loaded only when a file is given: every command
+ * builds the shipped table, and loading zod costs ~90 ms of start-up that most never need.
+ */
+function modelTableSchema(): import('zod').ZodType<Record<string, number>> {
+  const { z } = createRequire(import.meta.url)('zod') as typeof import('zod');
+  return z.record(z.string().min(1), z.number().int().positive());
+}
 
 export class ModelTable {
   private readonly entries: [string, number][];
@@ -55,7 +62,7 @@ export class ModelTable {
     } catch (error) {
       throw new Error(`${file}: cannot read the model table: ${(error as Error).message}`);
     }
-    const result = modelTableSchema.safeParse(parsed);
+    const result = modelTableSchema().safeParse(parsed);
     if (!result.success) {
       const issue = result.error.issues[0];
       throw new Error(`${file}: model table must map model names to positive integer token counts (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'})`);

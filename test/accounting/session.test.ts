@@ -167,3 +167,22 @@ describe('subagents', () => {
     ]);
   });
 });
+
+describe('model table overrides', () => {
+  it('reads a user table laid over the shipped one, and refuses a malformed one with the file named', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'models-'));
+    const good = join(dir, 'good.json');
+    writeFileSync(good, JSON.stringify({ 'mystery-9': 64_000, 'grok-4': 131_072 }));
+    const table = ModelTable.withOverrides(good);
+    expect(table.contextWindow('mystery-9')).toBe(64_000);
+    expect(table.contextWindow('grok-4')).toBe(131_072);
+    expect(table.contextWindow('claude-sonnet-4-5')).toBe(200_000);
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ 'mystery-9': -5 }));
+    expect(() => ModelTable.withOverrides(bad)).toThrow(new RegExp(`^${bad}: model table must map model names to positive integer token counts`));
+    expect(() => ModelTable.withOverrides(join(dir, 'missing.json'))).toThrow(/cannot read the model table/);
+  });
+});

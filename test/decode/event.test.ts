@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeEvent, DEFAULT_LIMITS, firstInvalidUtf8, toClickHouseTime, trimLine } from '../../src/decode/event.ts';
+import { deadLetterRowSchema } from '../../src/model/records.ts';
 import { bytes, eventLine } from '../helpers/events.ts';
 
 const AT = '2026-12-02 10:00:01.000';
@@ -15,6 +16,8 @@ function reasonsOf(file: string): (string | undefined)[] {
   }
   return lines.map((l, i) => {
     const o = decodeEvent(l, `${file}:${i + 1}`, AT);
+    // Every dead letter conforms to the dead_letters record schema (zod).
+    if (o.kind === 'dead') expect(deadLetterRowSchema.safeParse(o.dead).success).toBe(true);
     return o.kind === 'dead' ? o.dead.reason : o.kind === 'row' ? `row:${o.row.flags.join(',')}` : 'usage';
   });
 }

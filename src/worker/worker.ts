@@ -222,7 +222,7 @@ export class StreamWorker {
       this.log(`Kafka consumer crashed: ${error.message}${restarting ? '; the client restarts it and rejoins the group.' : '; it will not restart.'}`);
       if (!restarting && !this.stopping) {
         this.fatal = error;
-        void this.stop('consumer crash');
+        this.stop('consumer crash').catch((e: unknown) => this.log(`Stopping after the crash failed: ${(e as Error).message}`));
       }
     });
     if (this.stopping) return;
@@ -264,7 +264,13 @@ export class StreamWorker {
     await raceDeadline(this.starting ?? Promise.resolve(), deadline, undefined);
     if (this.timer) clearInterval(this.timer);
     if (this.progressTimer) clearInterval(this.progressTimer);
-    this.consumer?.pause();
+    try {
+      this.consumer?.pause();
+    } catch (error) {
+      // kafkajs throws when the consumer is not running (it crashed, or never started): there
+      // is nothing to pause then, and the shutdown must still flush, disconnect and report.
+      this.log(`Pausing the consumer failed (${(error as Error).message}); continuing the shutdown.`);
+    }
     let settled = false;
     if (this.fatal === undefined) {
       const gen = this.gen;
@@ -272,7 +278,8 @@ export class StreamWorker {
       settled = await raceDeadline(attempt, deadline, false);
       settled = settled && gen === this.gen && gen.writer.pending === 0 && gen.toCommit.size === 0 && gen.dlqPending.length === 0;
     }
-    // Wake anything still sleeping in a retry: from here on nothing is flushed any more.
+    // Wake anything still sleeping in a retry; a retry already past its sleep may make one more
+    // insert attempt (its rows are then redelivered and deduplicated, never committed unwritten).
     this.stopAbort.abort();
     const left = this.gen.writer.pending;
     if (!settled && left > 0) this.log(`Leaving ${left} event(s) uncommitted: ClickHouse did not take them within ${this.config.shutdownTimeoutMs} ms. They are consumed again at the next start.`);

@@ -278,8 +278,7 @@ export class StreamWorker {
       settled = await raceDeadline(attempt, deadline, false);
       settled = settled && gen === this.gen && gen.writer.pending === 0 && gen.toCommit.size === 0 && gen.dlqPending.length === 0;
     }
-    // Wake anything still sleeping in a retry; a retry already past its sleep may make one more
-    // insert attempt (its rows are then redelivered and deduplicated, never committed unwritten).
+    // Wake anything still sleeping in a retry: it gives up instead of attempting again.
     this.stopAbort.abort();
     const left = this.gen.writer.pending;
     if (!settled && left > 0) this.log(`Leaving ${left} event(s) uncommitted: ClickHouse did not take them within ${this.config.shutdownTimeoutMs} ms. They are consumed again at the next start.`);
@@ -440,6 +439,8 @@ export class StreamWorker {
         const deadline = Math.min(deadlineMs ?? Infinity, this.stopDeadlineMs ?? Infinity);
         if (Date.now() + delayMs > deadline) return false;
         await this.sleepAlive(gen, delayMs);
+        // A shutdown that gave up on this batch woke the sleep: no attempt after its deadline.
+        if (this.stopAbort.signal.aborted || Date.now() > deadline) return false;
         if (gen.rebalance !== undefined && gen.context !== undefined && !this.stopping) {
           // Another member waits for this one to rejoin; the batch is consumed again after it.
           return false;

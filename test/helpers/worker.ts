@@ -322,3 +322,16 @@ export async function readTopic(client: KafkaClient, topic: string, expected: nu
 }
 
 export { DLQ_HEADERS as DLQ_TOPIC_HEADERS } from '../../src/worker/dlq.ts';
+
+/** The teardown every Kafka test file shares: close the sink, drop its topics, remove its files. */
+export async function releaseKafkaTest(parts: {
+  readonly sink: ClickHouseSink | undefined;
+  readonly admin: KafkaAdmin | undefined;
+  readonly topic: string;
+  readonly tmp: { cleanup: () => void };
+}): Promise<void> {
+  await parts.sink?.close();
+  await parts.admin?.deleteTopics([parts.topic, `${parts.topic}.dlq`]).catch(() => undefined);
+  await parts.admin?.disconnect();
+  parts.tmp.cleanup();
+}

@@ -16,13 +16,14 @@ import {
   dumpInChild,
   offsetOf,
   readTopic,
+  releaseKafkaTest,
   ROOT,
   runCli,
   startInProcessWorker,
+  type TableDump,
   testClient,
   uniqueName,
   waitForAllCommitted,
-  type TableDump,
 } from '../helpers/worker.ts';
 
 const brokers = requireKafkaOrSkip(await ensureKafka(), 'test/kafka/consume-replay.test.ts');
@@ -69,12 +70,7 @@ describe.skipIf(brokers === null)('toolcanon consume writes what replay writes',
     fromKafka = await dumpHere(sink);
   }, 300_000);
 
-  afterAll(async () => {
-    await sink?.close();
-    await admin?.deleteTopics([topic, `${topic}.dlq`]).catch(() => undefined);
-    await admin?.disconnect();
-    tmp.cleanup();
-  });
+  afterAll(() => releaseKafkaTest({ sink, admin, topic, tmp }));
 
   it('publishes one keyed record per fixture event', () => {
     expect(published['records_published']).toBe(events);

@@ -10,13 +10,14 @@ import {
   committedOffsets,
   generateEvents,
   keyedRecords,
+  releaseKafkaTest,
   sendAll,
   sumOffsets,
   testClient,
   uniqueName,
   waitForAllCommitted,
-  WorkerProcess,
   workerArgs,
+  WorkerProcess,
 } from '../helpers/worker.ts';
 
 const brokers = requireKafkaOrSkip(await ensureKafka(), 'test/kafka/crash-restart.test.ts');
@@ -59,12 +60,7 @@ describe.skipIf(brokers === null)('SIGKILL mid-stream, then restart', () => {
     sink = await ClickHouseSink.open({ db });
   }, 300_000);
 
-  afterAll(async () => {
-    await sink?.close();
-    await admin?.deleteTopics([topic, `${topic}.dlq`]).catch(() => undefined);
-    await admin?.disconnect();
-    tmp.cleanup();
-  });
+  afterAll(() => releaseKafkaTest({ sink, admin, topic, tmp }));
 
   it('kills the first worker mid-stream', () => {
     expect(firstExit.signal).toBe('SIGKILL');

@@ -13,13 +13,14 @@ import { ensureKafka, requireKafkaOrSkip } from '../helpers/kafka.ts';
 import {
   DLQ_TOPIC_HEADERS as H,
   generateEvents,
+  type ReadRecord,
   readTopic,
+  releaseKafkaTest,
   sendAll,
   startInProcessWorker,
   testClient,
   uniqueName,
   waitForAllCommitted,
-  type ReadRecord,
 } from '../helpers/worker.ts';
 
 const brokers = requireKafkaOrSkip(await ensureKafka(), 'test/kafka/poison.test.ts');
@@ -76,12 +77,7 @@ describe.skipIf(brokers === null)('poison records in the middle of a partition',
     dlq = await readTopic(client, `${topic}.dlq`, bad.length);
   }, 300_000);
 
-  afterAll(async () => {
-    await sink?.close();
-    await admin?.deleteTopics([topic, `${topic}.dlq`]).catch(() => undefined);
-    await admin?.disconnect();
-    tmp.cleanup();
-  });
+  afterAll(() => releaseKafkaTest({ sink, admin, topic, tmp }));
 
   it('keeps all records in one partition, poison in the middle', async () => {
     const highs = await admin.highWatermarks(topic);

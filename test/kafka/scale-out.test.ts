@@ -14,6 +14,7 @@ import {
   generateEvents,
   keyedRecords,
   parseFields,
+  releaseKafkaTest,
   runCli,
   sendAll,
   sumOffsets,
@@ -21,8 +22,8 @@ import {
   uniqueName,
   waitFor,
   waitForAllCommitted,
-  WorkerProcess,
   workerArgs,
+  WorkerProcess,
 } from '../helpers/worker.ts';
 
 const brokers = requireKafkaOrSkip(await ensureKafka(), 'test/kafka/scale-out.test.ts');
@@ -104,10 +105,7 @@ describe.skipIf(brokers === null)('two workers in one group, one killed', () => 
   afterAll(async () => {
     a?.kill('SIGKILL');
     b?.kill('SIGKILL');
-    await sinkA?.close();
-    await admin?.deleteTopics([topic, `${topic}.dlq`]).catch(() => undefined);
-    await admin?.disconnect();
-    tmp.cleanup();
+    await releaseKafkaTest({ sink: sinkA, admin, topic, tmp });
   });
 
   it('splits the six partitions between the two workers', () => {

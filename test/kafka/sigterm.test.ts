@@ -14,12 +14,13 @@ import {
   keyedRecords,
   offsetOf,
   parseFields,
+  releaseKafkaTest,
   sendAll,
   sumOffsets,
   testClient,
   uniqueName,
-  WorkerProcess,
   workerArgs,
+  WorkerProcess,
 } from '../helpers/worker.ts';
 
 const brokers = requireKafkaOrSkip(await ensureKafka(), 'test/kafka/sigterm.test.ts');
@@ -65,12 +66,7 @@ describe.skipIf(brokers === null)('SIGTERM during a batch', () => {
     sink = await ClickHouseSink.open({ db });
   }, 300_000);
 
-  afterAll(async () => {
-    await sink?.close();
-    await admin?.deleteTopics([topic, `${topic}.dlq`]).catch(() => undefined);
-    await admin?.disconnect();
-    tmp.cleanup();
-  });
+  afterAll(() => releaseKafkaTest({ sink, admin, topic, tmp }));
 
   it('is signalled mid-stream with a batch being filled', () => {
     expect(Number(atSignal['buffered'])).toBeGreaterThan(0);

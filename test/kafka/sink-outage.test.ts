@@ -14,6 +14,7 @@ import {
   committedOffsets,
   generateEvents,
   keyedRecords,
+  releaseKafkaTest,
   sendAll,
   startInProcessWorker,
   sumOffsets,
@@ -86,12 +87,7 @@ describe.skipIf(brokers === null)('ClickHouse fails for a while, then recovers',
     summary = await worker.stop('test done');
   }, 300_000);
 
-  afterAll(async () => {
-    await sink?.close();
-    await admin?.deleteTopics([topic, `${topic}.dlq`]).catch(() => undefined);
-    await admin?.disconnect();
-    tmp.cleanup();
-  });
+  afterAll(() => releaseKafkaTest({ sink, admin, topic, tmp }));
 
   it('commits nothing while ClickHouse fails', () => {
     expect(during.committedBefore).toBe(BEFORE);

@@ -125,22 +125,25 @@ export class BatchWriter {
     const restored = await this.sink.loadSessionStates(unseen);
     for (const key of unseen.keys()) this.accountant.restore(key, restored.get(key) ?? freshSessionState());
 
-    const batch: PreparedBatch = { toolCalls: [], deadLetters: [], tokenUsage: [], breaches: [], usageEvents: 0 };
+    const toolCalls: ToolCallRow[] = [];
+    const deadLetters: DeadLetterRow[] = [];
+    const tokenUsage: TokenUsageRow[] = [];
+    const breaches: BreachRow[] = [];
     let usageEvents = 0;
     for (const o of outcomes) {
       let result: AccountingResult = {};
-      if (o.kind === 'dead') batch.deadLetters.push(o.dead);
+      if (o.kind === 'dead') deadLetters.push(o.dead);
       else if (o.kind === 'row') {
-        batch.toolCalls.push(o.row);
+        toolCalls.push(o.row);
         result = this.accountant.onToolOutput(o.row, o.outputClass, o.row.ingested_at);
       } else {
         usageEvents++;
         result = this.accountant.onUsage(o.usage, o.usage.ingested_at);
       }
-      if (result.usage) batch.tokenUsage.push(result.usage);
-      if (result.breach) batch.breaches.push(result.breach);
+      if (result.usage) tokenUsage.push(result.usage);
+      if (result.breach) breaches.push(result.breach);
     }
-    return { ...batch, usageEvents };
+    return { toolCalls, deadLetters, tokenUsage, breaches, usageEvents };
   }
 
   /** Takes the buffered events off the buffer as the batch to write next. */

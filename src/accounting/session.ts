@@ -292,8 +292,8 @@ export class ContextAccountant {
 
   /** A tool output appended to the context: adds its estimate. Nothing to add, nothing written. */
   onToolOutput(r: ToolCallRow, outputClass: ContentClass, ingestedAt: string): AccountingResult {
-    const estimated = BigInt(estimateTokensFromBytes(r.output_bytes) + estimateImageTokens(r.images));
     if (r.output_bytes === 0 && r.images === 0) return {};
+    const estimated = BigInt(estimateTokensFromBytes(r.output_bytes) + estimateImageTokens(r.images));
     const s = this.state(r.session_id, r.agent_id);
     if (s.model === '') s.model = r.model;
     if (s.contextWindowTokens === null) s.contextWindowTokens = this.windowFor(s.model, null);

@@ -67,10 +67,6 @@ export interface CanonicalToolMeta {
   readonly input?: CanonicalInput;
 }
 
-export function isCanonicalField(name: string): name is CanonicalField {
-  return (CANONICAL_FIELDS as readonly string[]).includes(name);
-}
-
 export function isToolNamespace(name: string): name is ToolNamespace {
   return (TOOL_NAMESPACES as readonly string[]).includes(name);
 }

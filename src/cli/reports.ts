@@ -22,11 +22,6 @@ export function toolsReportSql(by: ToolReportGrouping): string {
   ORDER BY calls DESC, ${keys.join(', ')}`;
 }
 
-/** Counts of what is stored, deduplicated: what a replay summary is checked against. */
-export const STORED_COUNTS_SQL = `SELECT
-  (SELECT count() FROM tool_calls FINAL) AS tool_calls,
-  (SELECT count() FROM dead_letters FINAL) AS dead_letters`;
-
 export const DEAD_LETTERS_REPORT_SQL = `SELECT reason, count() AS dead_letters, sum(raw_bytes) AS raw_bytes, any(source) AS example_source, any(detail) AS example_detail
   FROM dead_letters FINAL GROUP BY reason ORDER BY dead_letters DESC, reason`;
 

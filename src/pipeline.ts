@@ -9,10 +9,13 @@ import {
   type AccountingResult,
   type BreachRow,
   type TokenUsageRow,
+  type ToolOutput,
 } from './accounting/session.ts';
+import type { ContentClass } from './accounting/content-class.ts';
 import { decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
-import type { DeadLetterReason, DeadLetterRow, RowFlag, ToolCallRow } from './model/records.ts';
-import type { ClickHouseSink, ContextToRestore } from './sink/clickhouse.ts';
+import type { DeadLetterReason, DeadLetterRow, RowFlag } from './model/records.ts';
+import { TOOL_CALL_COLUMNS, type ClickHouseSink, type ContextToRestore } from './sink/clickhouse.ts';
+import { TsvWriter } from './sink/tsv.ts';
 import { listInputFiles, openInput, readLines, type InputFile, type SourceLine } from './source/file.ts';
 
 export interface PipelineCounts {
@@ -64,9 +67,29 @@ export interface BatchWriterHooks {
   readonly onDeadLettersWritten?: (rows: readonly DeadLetterRow[]) => void;
 }
 
+/**
+ * A decoded event as the batch keeps it. A tool call's row is encoded for the sink as soon as
+ * it is decoded (its large texts are not kept); what the accounting needs stays.
+ */
+type BufferedOutcome =
+  | { readonly kind: 'row'; readonly call: ToolOutput; readonly outputClass: ContentClass; readonly ingestedAt: string }
+  | Exclude<DecodeOutcome, { kind: 'row' }>;
+
+/** The events of one batch: tool-call rows already encoded, the rest as decoded. */
+interface BatchBuffer {
+  readonly outcomes: BufferedOutcome[];
+  readonly toolCalls: TsvWriter;
+  /** Flags of the encoded tool-call rows, counted once the sink acknowledged them. */
+  readonly flags: Map<RowFlag, number>;
+}
+
+function emptyBuffer(): BatchBuffer {
+  return { outcomes: [], toolCalls: new TsvWriter(), flags: new Map() };
+}
+
 /** A batch with its derived rows computed, ready to be written (and rewritten on retry). */
 interface PreparedBatch {
-  readonly toolCalls: ToolCallRow[];
+  readonly toolCalls: number;
   readonly deadLetters: DeadLetterRow[];
   readonly tokenUsage: TokenUsageRow[];
   readonly breaches: BreachRow[];
@@ -78,10 +101,10 @@ interface PreparedBatch {
  * project -> account -> sink. Counts only what the sink acknowledged.
  */
 export class BatchWriter {
-  private outcomes: DecodeOutcome[] = [];
+  private buffer: BatchBuffer = emptyBuffer();
   private bufferedBytes = 0;
   /** A batch taken off the buffer and not yet acknowledged; retried first by the next flush. */
-  private sealed: { outcomes: DecodeOutcome[]; prepared: PreparedBatch | undefined } | undefined;
+  private sealed: { buffer: BatchBuffer; prepared: PreparedBatch | undefined } | undefined;
   readonly accountant: ContextAccountant;
 
   constructor(
@@ -94,17 +117,43 @@ export class BatchWriter {
     this.accountant = new ContextAccountant(accounting);
   }
 
+  /** What the last added line became. */
+  lastKind: DecodeOutcome['kind'] = 'row';
+
   /** Decodes one line into the batch; returns true when the batch is due for a flush. */
   add(line: SourceLine, ingestedAt: string, limits: DecodeLimits): boolean {
     this.counts.eventsRead++;
-    this.outcomes.push(decodeEvent(line.bytes, line.source, ingestedAt, limits));
+    const o = decodeEvent(line.bytes, line.source, ingestedAt, limits);
+    this.lastKind = o.kind;
+    const b = this.buffer;
+    if (o.kind === 'row') {
+      const r = o.row;
+      b.toolCalls.row(r, TOOL_CALL_COLUMNS);
+      for (const f of r.flags) b.flags.set(f, (b.flags.get(f) ?? 0) + 1);
+      b.outcomes.push({
+        kind: 'row',
+        outputClass: o.outputClass,
+        ingestedAt: r.ingested_at,
+        call: { event_id: r.event_id, ts: r.ts, harness: r.harness, session_id: r.session_id, agent_id: r.agent_id, turn_id: r.turn_id, model: r.model, images: r.images, output_bytes: r.output_bytes, source: r.source },
+      });
+    } else b.outcomes.push(o);
     this.bufferedBytes += line.bytes.byteLength;
-    return this.outcomes.length >= this.batch.maxBatchRows || this.bufferedBytes >= this.batch.maxBatchBytes;
+    return b.outcomes.length >= this.batch.maxBatchRows || this.bufferedBytes >= this.batch.maxBatchBytes;
+  }
+
+  /** Events added since the last seal (not including a sealed batch). */
+  get buffered(): number {
+    return this.buffer.outcomes.length;
+  }
+
+  /** Events of the sealed batch (taken off the buffer, not yet acknowledged), 0 when none. */
+  get sealedEvents(): number {
+    return this.sealed?.buffer.outcomes.length ?? 0;
   }
 
   /** Events buffered or being written, not yet acknowledged by the sink. */
   get pending(): number {
-    return this.outcomes.length + (this.sealed?.outcomes.length ?? 0);
+    return this.buffer.outcomes.length + (this.sealed?.buffer.outcomes.length ?? 0);
   }
 
   /**
@@ -112,10 +161,10 @@ export class BatchWriter {
    * seen are first rebuilt from token_usage (their last row before their first event here), so
    * a restarted worker neither forgets a session nor breaches twice for one crossing.
    */
-  private async prepare(outcomes: readonly DecodeOutcome[]): Promise<PreparedBatch> {
+  private async prepare(outcomes: readonly BufferedOutcome[]): Promise<PreparedBatch> {
     const unseen = new Map<string, ContextToRestore>();
     for (const o of outcomes) {
-      const e = o.kind === 'row' ? o.row : o.kind === 'usage' ? o.usage : undefined;
+      const e = o.kind === 'row' ? o.call : o.kind === 'usage' ? o.usage : undefined;
       if (!e) continue;
       const key = contextKey(e.session_id, e.agent_id);
       if (this.accountant.has(key)) continue;
@@ -125,7 +174,7 @@ export class BatchWriter {
     const restored = await this.sink.loadSessionStates(unseen);
     for (const key of unseen.keys()) this.accountant.restore(key, restored.get(key) ?? freshSessionState());
 
-    const toolCalls: ToolCallRow[] = [];
+    let toolCalls = 0;
     const deadLetters: DeadLetterRow[] = [];
     const tokenUsage: TokenUsageRow[] = [];
     const breaches: BreachRow[] = [];
@@ -134,8 +183,8 @@ export class BatchWriter {
       let result: AccountingResult = {};
       if (o.kind === 'dead') deadLetters.push(o.dead);
       else if (o.kind === 'row') {
-        toolCalls.push(o.row);
-        result = this.accountant.onToolOutput(o.row, o.outputClass, o.row.ingested_at);
+        toolCalls++;
+        result = this.accountant.onToolOutput(o.call, o.outputClass, o.ingestedAt);
       } else {
         usageEvents++;
         result = this.accountant.onUsage(o.usage, o.usage.ingested_at);
@@ -146,11 +195,11 @@ export class BatchWriter {
     return { toolCalls, deadLetters, tokenUsage, breaches, usageEvents };
   }
 
-  /** Takes the buffered events off the buffer as the batch to write next. */
-  private seal(): void {
-    if (this.sealed || this.outcomes.length === 0) return;
-    this.sealed = { outcomes: this.outcomes, prepared: undefined };
-    this.outcomes = [];
+  /** Takes the buffered events off the buffer as the batch to write next (no-op when one is sealed). */
+  seal(): void {
+    if (this.sealed || this.buffer.outcomes.length === 0) return;
+    this.sealed = { buffer: this.buffer, prepared: undefined };
+    this.buffer = emptyBuffer();
     this.bufferedBytes = 0;
   }
 
@@ -159,26 +208,26 @@ export class BatchWriter {
    * failed write is retried as is by the next flush: the derived rows are computed once and
    * the tables deduplicate a partial write.
    */
-  private async writeSealed(): Promise<void> {
+  async writeSealed(): Promise<void> {
     const sealed = this.sealed;
     if (!sealed) return;
-    sealed.prepared ??= await this.prepare(sealed.outcomes);
+    sealed.prepared ??= await this.prepare(sealed.buffer.outcomes);
     const b = sealed.prepared;
     await this.sink.writeDeadLetters(b.deadLetters);
     this.hooks.onDeadLettersWritten?.(b.deadLetters);
-    await this.sink.writeToolCalls(b.toolCalls);
+    await this.sink.writeToolCallsTsv(sealed.buffer.toolCalls.bytes());
     await this.sink.writeTokenUsage(b.tokenUsage);
     await this.sink.writeBreaches(b.breaches);
     this.sealed = undefined;
     const c = this.counts;
-    c.toolCallRows += b.toolCalls.length;
+    c.toolCallRows += b.toolCalls;
     c.usageRows += b.usageEvents;
-    c.rowsWritten += b.toolCalls.length + b.usageEvents;
+    c.rowsWritten += b.toolCalls + b.usageEvents;
     c.deadLetters += b.deadLetters.length;
     c.estimateRows += b.tokenUsage.length - b.usageEvents;
     c.breaches += b.breaches.length;
     for (const d of b.deadLetters) c.deadLettersByReason[d.reason] = (c.deadLettersByReason[d.reason] ?? 0) + 1;
-    for (const r of b.toolCalls) for (const f of r.flags) c.flaggedRows[f] = (c.flaggedRows[f] ?? 0) + 1;
+    for (const [f, n] of sealed.buffer.flags) c.flaggedRows[f] = (c.flaggedRows[f] ?? 0) + n;
   }
 
   /** Writes everything buffered; resolves when the sink acknowledged all of it. */

@@ -6,6 +6,9 @@
 import { createHash } from 'node:crypto';
 import type { UsageRecord } from '../decode/event.ts';
 import type { ToolCallRow } from '../model/records.ts';
+
+/** What the accounting reads of a tool call: its identity and the size of its output. */
+export type ToolOutput = Pick<ToolCallRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'turn_id' | 'model' | 'images' | 'output_bytes' | 'source'>;
 import { estimateImageTokens, estimateTokensFromBytes, exceedsThresholdWithHeadroom, usagePercentage } from './arithmetic.ts';
 import type { ContentClass } from './content-class.ts';
 import { normaliseContextTokens } from './conventions.ts';
@@ -291,7 +294,7 @@ export class ContextAccountant {
   }
 
   /** A tool output appended to the context: adds its estimate. Nothing to add, nothing written. */
-  onToolOutput(r: ToolCallRow, outputClass: ContentClass, ingestedAt: string): AccountingResult {
+  onToolOutput(r: ToolOutput, outputClass: ContentClass, ingestedAt: string): AccountingResult {
     if (r.output_bytes === 0 && r.images === 0) return {};
     const estimated = BigInt(estimateTokensFromBytes(r.output_bytes) + estimateImageTokens(r.images));
     const s = this.state(r.session_id, r.agent_id);

@@ -1,7 +1,7 @@
 // Decodes one input line (the bytes of a JSONL line or a Kafka message value) into a tool_call
 // row, a usage record or a dead letter. Never throws on bad input: every event ends in exactly
 // one of them.
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { TOOL_META_VERSION, type Harness } from '../canonical/meta.ts';
@@ -95,8 +95,12 @@ const validateToolCall = ajv.compile<ToolCallEvent>(loadSchema('tool-call-event.
 const validateUsage = ajv.compile<UsageEvent>(loadSchema('usage-event.v1.schema.json'));
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
+/** One-shot hashing (Node >= 20.12) skips a Hash object per event; older 20.x fall back. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: Uint8Array | string, encoding: 'hex') => string }).hash;
+
 function sha256Hex(data: Uint8Array | string, chars: number): string {
-  return createHash('sha256').update(data).digest('hex').slice(0, chars);
+  const hex = oneShotHash ? oneShotHash('sha256', data, 'hex') : crypto.createHash('sha256').update(data).digest('hex');
+  return hex.slice(0, chars);
 }
 
 /** ClickHouse DateTime64(3) text in UTC, from an RFC 3339 timestamp; undefined when invalid. */

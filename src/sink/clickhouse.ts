@@ -43,7 +43,7 @@ export function describeTarget(target: ReturnType<typeof resolveSinkTarget>): st
   return `ClickHouse server ${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;
 }
 
-const TOOL_CALL_COLUMNS = [
+export const TOOL_CALL_COLUMNS = [
   'event_id', 'ts', 'harness', 'namespace', 'session_id', 'agent_id', 'turn_id', 'call_id', 'model', 'tool_name',
   'kind', 'label', 'read_only', 'meta_version', 'canonical_input', 'path', 'offset', 'limit', 'command',
   'description', 'cwd', 'directory', 'pattern', 'raw_input', 'status', 'error', 'duration_ms', 'images',
@@ -142,9 +142,14 @@ export class ClickHouseSink {
   /** Inserts rows as TabSeparated: through chdb's raw insert when embedded, over HTTP otherwise. */
   private async insertTsv<T>(table: string, rows: readonly T[], columns: readonly (keyof T & string)[]): Promise<void> {
     if (rows.length === 0) return;
-    const body = encodeTsv(rows, columns);
+    await this.insertTsvBody(table, encodeTsv(rows, columns), columns);
+  }
+
+  /** Inserts a TabSeparated body (rows already encoded, columns in this order). */
+  private async insertTsvBody(table: string, body: Buffer, columns: readonly string[]): Promise<void> {
+    if (body.byteLength === 0) return;
     if (this.chdb) {
-      await this.chdb.rawInsert({ table, values: Buffer.from(body, 'utf8'), format: 'TabSeparated', columns, settings: INSERT_SETTINGS });
+      await this.chdb.rawInsert({ table, values: body, format: 'TabSeparated', columns, settings: INSERT_SETTINGS });
     } else {
       const [first, ...rest] = columns;
       if (first === undefined) throw new Error(`No columns for ${table}`);
@@ -154,6 +159,11 @@ export class ClickHouseSink {
 
   async writeToolCalls(rows: readonly ToolCallRow[]): Promise<void> {
     await this.insertTsv('tool_calls', rows, TOOL_CALL_COLUMNS);
+  }
+
+  /** Tool-call rows encoded by a TsvWriter with TOOL_CALL_COLUMNS. */
+  async writeToolCallsTsv(body: Buffer): Promise<void> {
+    await this.insertTsvBody('tool_calls', body, TOOL_CALL_COLUMNS);
   }
 
   async writeDeadLetters(rows: readonly DeadLetterRow[]): Promise<void> {
@@ -186,6 +196,8 @@ export class ClickHouseSink {
    * Rebuilds the accounting state of session contexts (a session's main agent, or one of its
    * subagents) from their last token_usage row strictly before the given time (the first event
    * of theirs about to be processed). A context with no such row is absent: it starts fresh.
+   * Without FINAL (which would merge the whole table's parts on every batch): of the copies of
+   * one row, the latest ingested wins, as the ReplacingMergeTree's version column decides.
    */
   async loadSessionStates(wanted: ReadonlyMap<string, ContextToRestore>): Promise<Map<string, SessionState>> {
     const out = new Map<string, SessionState>();
@@ -205,13 +217,13 @@ export class ClickHouseSink {
     }>({
       query: `SELECT b.key AS key, context_tokens, context_source, model, context_window_tokens, above_threshold,
           last_observed_context, estimated_since_observed, classes_since_observed, session_seq
-        FROM token_usage AS u FINAL
+        FROM token_usage AS u
         INNER JOIN (SELECT tupleElement(p, 1) AS key, tupleElement(p, 2) AS sid, tupleElement(p, 3) AS aid,
                            toDateTime64(tupleElement(p, 4), 3, 'UTC') AS first_ts
                     FROM (SELECT arrayJoin(arrayZip({keys:Array(String)}, {sids:Array(String)}, {aids:Array(String)}, {tss:Array(String)})) AS p)) AS b
           ON u.session_id = b.sid AND u.agent_id = b.aid
         WHERE u.session_id IN {sids:Array(String)} AND u.ts < b.first_ts
-        ORDER BY b.key, u.ts DESC, u.session_seq DESC
+        ORDER BY b.key, u.ts DESC, u.session_seq DESC, u.ingested_at DESC
         LIMIT 1 BY b.key`,
       query_params: {
         keys: keys.map(([k]) => k),

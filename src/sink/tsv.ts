@@ -4,6 +4,9 @@
 // Escaping follows ClickHouse's TSV rules: backslash, tab, line feed, carriage return,
 // backspace, form feed and NUL are backslash-escaped; NULL is \N; arrays are written
 // [elem,...] with strings single-quoted (a quote inside escaped as \').
+//
+// Rows are written straight into one growing buffer as UTF-8, cell by cell: no string per row
+// or per batch is built, so a batch costs one copy of its bytes and little garbage.
 
 export type TsvValue = string | number | boolean | null | readonly string[];
 
@@ -30,17 +33,56 @@ export function tsvCell(v: TsvValue): string {
   return `[${v.map(quoteArrayElement).join(',')}]`;
 }
 
-/** The TabSeparated body of `rows`, one line per row, columns in the given order. */
-export function encodeTsv<T>(rows: readonly T[], columns: readonly (keyof T & string)[]): string {
-  const lines = new Array<string>(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i] as T;
+/** A TabSeparated body built in place: append rows, then take the bytes. */
+export class TsvWriter {
+  private buf: Buffer;
+  private pos = 0;
+  /** Rows appended so far. */
+  rows = 0;
+
+  constructor(initialBytes = 64 * 1024) {
+    this.buf = Buffer.allocUnsafe(initialBytes);
+  }
+
+  get byteLength(): number {
+    return this.pos;
+  }
+
+  private reserve(bytes: number): void {
+    if (this.pos + bytes <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + bytes));
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+
+  private text(s: string): void {
+    // A UTF-16 code unit is at most 3 bytes of UTF-8 (a surrogate pair is 4 bytes for 2 units).
+    this.reserve(s.length * 3);
+    this.pos += this.buf.write(s, this.pos, 'utf8');
+  }
+
+  /** One row: the values of `columns`, in that order. */
+  row<T>(row: T, columns: readonly (keyof T & string)[]): void {
+    // One write per row: a native call per cell costs more than joining the cells first.
     let line = '';
     for (let c = 0; c < columns.length; c++) {
-      if (c > 0) line += '\t';
-      line += tsvCell(row[columns[c] as keyof T] as TsvValue);
+      const v = row[columns[c] as keyof T] as TsvValue;
+      const cell = typeof v === 'string' ? escapeTsv(v) : tsvCell(v);
+      line = c === 0 ? cell : `${line}\t${cell}`;
     }
-    lines[i] = line;
+    this.text(`${line}\n`);
+    this.rows++;
   }
-  return lines.length ? `${lines.join('\n')}\n` : '';
+
+  /** The body so far (a view of the writer's buffer: copy it before appending more). */
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.pos);
+  }
+}
+
+/** The TabSeparated body of `rows`, one line per row, columns in the given order. */
+export function encodeTsv<T>(rows: readonly T[], columns: readonly (keyof T & string)[]): Buffer {
+  const w = new TsvWriter(Math.max(1024, rows.length * 256));
+  for (let i = 0; i < rows.length; i++) w.row(rows[i] as T, columns);
+  return w.bytes();
 }

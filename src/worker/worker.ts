@@ -7,7 +7,8 @@
 //   A crash anywhere therefore loses nothing; what was written but not committed is consumed
 //   again, and the tables deduplicate it (event_id, dead_letter_id).
 // - While ClickHouse fails the worker retries the same batch with exponential backoff and
-//   jitter, pauses fetching (so memory stays at one batch plus one fetch) and commits nothing.
+//   jitter, pauses fetching (so memory stays at two batches plus one fetch) and commits nothing.
+// - A full batch is written in the background while the next one is decoded (one in flight).
 // - A rebalance starts a new "generation": the buffered, uncommitted events of the previous one
 //   are dropped (the new owner of each partition reads them again from the last commit) and the
 //   batch writer, whose accounting state follows sessions, starts fresh.
@@ -40,6 +41,8 @@ const REBALANCE_SETTLE_MS = 10_000;
 /** Attempts at committing offsets before leaving them for the next flush. */
 const COMMIT_ATTEMPTS = 3;
 const TIMER_TICK_MS = 100;
+/** While a batch is being written, decoding yields to the event loop this often. */
+const YIELD_EVERY_RECORDS = 128;
 
 export interface WorkerStats {
   /** Records taken into a batch (re-deliveries after a rebalance or restart count again). */
@@ -88,16 +91,34 @@ interface BufferedRecord {
   readonly value: Buffer | null;
 }
 
+/** What the commit needs to know of a batch: its offsets, its size and its poison records. */
+interface BatchMarks {
+  /** The poison records among it, their original bytes kept for the dead-letter topic. */
+  records: BufferedRecord[];
+  /** Partition -> offset of its last record. */
+  lastAdded: Map<number, string>;
+  events: number;
+}
+
+function emptyMarks(): BatchMarks {
+  return { records: [], lastAdded: new Map(), events: 0 };
+}
+
 /** Everything that belongs to one membership of the group (one assignment). */
 interface Generation {
   readonly id: number;
   readonly writer: BatchWriter;
   /** Dead-letter rows ClickHouse acknowledged during the current flush, by source. */
   readonly deadLetters: Map<string, DeadLetterRow>;
-  /** The records in the writer's buffer, kept for the dead-letter topic (the original bytes). */
-  records: BufferedRecord[];
-  /** Partition -> offset of the last record given to the writer and not yet flushed. */
-  readonly lastAdded: Map<number, string>;
+  /** Marks of the events in the writer's buffer. */
+  marks: BatchMarks;
+  /** Marks of the writer's sealed batch (being written, or left by a failed write). */
+  sealed: BatchMarks | undefined;
+  /**
+   * The sealed batch's write, dead-letter publish and commit, running while the next batch is
+   * decoded; resolves false when it gave up. Every settle awaits it first.
+   */
+  inFlight: Promise<boolean> | undefined;
   /** Partition -> next offset to commit (everything before it is acknowledged). */
   readonly toCommit: Map<number, string>;
   /** Poison records acknowledged by ClickHouse, not yet by the dead-letter topic. */
@@ -307,8 +328,9 @@ export class StreamWorker {
         onDeadLettersWritten: tracked.onDeadLettersWritten,
       }),
       deadLetters: tracked.acknowledged,
-      records: [],
-      lastAdded: new Map(),
+      marks: emptyMarks(),
+      sealed: undefined,
+      inFlight: undefined,
       toCommit: new Map(),
       dlqPending: [],
       flushedUncommitted: 0,
@@ -360,15 +382,20 @@ export class StreamWorker {
         if (this.stopping || gen !== this.gen || gen.rebalance !== undefined || !ctx.isRunning()) break;
         const value = record.value ?? EMPTY;
         const due = gen.writer.add({ bytes: value, source: recordSource(batch.topic, batch.partition, record.offset) }, ingestedAt, limits);
-        gen.records.push(toBuffered(batch.partition, record));
-        gen.lastAdded.set(batch.partition, record.offset);
+        // Only poison records are kept (copied: a record's bytes pin the whole fetch buffer).
+        if (gen.writer.lastKind === 'dead') gen.marks.records.push(toBuffered(batch.partition, record));
+        gen.marks.lastAdded.set(batch.partition, record.offset);
+        gen.marks.events++;
         gen.firstPendingAtMs ??= Date.now();
         ctx.markFetched(record.offset);
         added++;
         bytes += value.byteLength;
         if (due) {
           account();
-          await this.settle(gen, 'size');
+          await this.pipelineFlush(gen);
+        } else if (gen.inFlight !== undefined && added % YIELD_EVERY_RECORDS === 0) {
+          // Let the batch in flight move on (its engine calls complete on this thread's loop).
+          await yieldToLoop();
         }
       }
       account();
@@ -412,16 +439,60 @@ export class StreamWorker {
    * Callers hold the lock.
    */
   private async settle(gen: Generation, trigger: string, deadlineMs?: number): Promise<boolean> {
-    if (gen.writer.pending > 0) {
-      const flushed = await this.retrying(gen, 'ClickHouse insert', deadlineMs, () => this.flushOnce(gen, trigger));
+    if (!(await this.awaitInFlight(gen))) return false;
+    while (gen.sealed !== undefined || gen.writer.buffered > 0) {
+      this.sealBatch(gen);
+      const flushed = await this.retrying(gen, 'ClickHouse insert', deadlineMs, () => this.writeSealedOnce(gen, trigger));
       if (!flushed) return false;
     }
+    return this.publishAndCommit(gen, deadlineMs);
+  }
+
+  private async publishAndCommit(gen: Generation, deadlineMs?: number): Promise<boolean> {
     if (gen.dlqPending.length > 0) {
       const published = await this.retrying(gen, 'dead-letter topic', deadlineMs, () => this.publishDeadLetters(gen));
       if (!published) return false;
     }
     if (gen.toCommit.size > 0) return this.commit(gen);
     return true;
+  }
+
+  /** Waits for the batch being written in the background, if any; false when it gave up. */
+  private async awaitInFlight(gen: Generation): Promise<boolean> {
+    const inFlight = gen.inFlight;
+    if (inFlight === undefined) return true;
+    const ok = await inFlight;
+    if (gen.inFlight === inFlight) gen.inFlight = undefined;
+    return ok;
+  }
+
+  /**
+   * A full batch: wait for the previous one's write and commit, then seal this one and start
+   * writing it, so that the next batch is decoded while the engine inserts this one. At most
+   * one batch is written while another fills, which bounds memory at two batches.
+   */
+  private async pipelineFlush(gen: Generation): Promise<void> {
+    await this.awaitInFlight(gen);
+    if (gen !== this.gen || this.stopping) return;
+    this.sealBatch(gen);
+    const inFlight = (async (): Promise<boolean> => {
+      const flushed = await this.retrying(gen, 'ClickHouse insert', undefined, () => this.writeSealedOnce(gen, 'size'));
+      if (!flushed) return false;
+      return this.publishAndCommit(gen);
+    })().catch((error: unknown) => {
+      this.log(`Flush failed: ${(error as Error).message}`);
+      return false;
+    });
+    gen.inFlight = inFlight;
+  }
+
+  /** Seals the writer's buffer as the batch to write next, unless a batch is sealed already. */
+  private sealBatch(gen: Generation): void {
+    if (gen.sealed !== undefined || gen.writer.buffered === 0) return;
+    gen.writer.seal();
+    gen.sealed = gen.marks;
+    gen.marks = emptyMarks();
+    gen.firstPendingAtMs = undefined;
   }
 
   private async retrying(gen: Generation, step: string, deadlineMs: number | undefined, attempt: () => Promise<void>): Promise<boolean> {
@@ -449,20 +520,22 @@ export class StreamWorker {
     }
   }
 
-  private async flushOnce(gen: Generation, trigger: string): Promise<void> {
-    const pending = gen.writer.pending;
+  /** One attempt at writing the sealed batch; on success its offsets become committable. */
+  private async writeSealedOnce(gen: Generation, trigger: string): Promise<void> {
+    const marks = gen.sealed;
+    if (marks === undefined) return;
     const rowsBefore = this.counts.rowsWritten;
     const deadBefore = this.counts.deadLetters;
     const started = performance.now();
-    await this.telemetry.inSpan('toolcanon.worker.flush', { 'toolcanon.batch.events': pending, 'toolcanon.flush.trigger': trigger }, () => this.whileAlive(gen, gen.writer.flush()));
+    await this.telemetry.inSpan('toolcanon.worker.flush', { 'toolcanon.batch.events': marks.events, 'toolcanon.flush.trigger': trigger }, () => this.whileAlive(gen, gen.writer.writeSealed()));
     const durationMs = performance.now() - started;
     this.stats.flushes++;
     this.telemetry.rowsWritten(this.counts.rowsWritten - rowsBefore, this.counts.deadLetters - deadBefore, durationMs);
-    // Everything given to the writer is acknowledged: its offsets may be committed once the
-    // poison records among it are in the dead-letter topic.
+    // Everything in the batch is acknowledged: its offsets may be committed once the poison
+    // records among it are in the dead-letter topic.
     if (gen.deadLetters.size > 0) {
       const bySource = new Map<string, BufferedRecord>();
-      for (const r of gen.records) bySource.set(recordSource(this.config.topic, r.partition, r.offset), r);
+      for (const r of marks.records) bySource.set(recordSource(this.config.topic, r.partition, r.offset), r);
       for (const [source, dead] of gen.deadLetters) {
         const origin = parseRecordSource(source);
         const original = bySource.get(source);
@@ -472,11 +545,9 @@ export class StreamWorker {
       }
       gen.deadLetters.clear();
     }
-    gen.records = [];
-    gen.flushedUncommitted += pending;
-    for (const [partition, offset] of gen.lastAdded) gen.toCommit.set(partition, (BigInt(offset) + 1n).toString());
-    gen.lastAdded.clear();
-    gen.firstPendingAtMs = undefined;
+    gen.flushedUncommitted += marks.events;
+    for (const [partition, offset] of marks.lastAdded) gen.toCommit.set(partition, (BigInt(offset) + 1n).toString());
+    gen.sealed = undefined;
   }
 
   private async publishDeadLetters(gen: Generation): Promise<void> {
@@ -633,7 +704,15 @@ function memoryFields(): string {
 }
 
 function toBuffered(partition: number, record: ConsumedRecord): BufferedRecord {
-  return { partition, offset: record.offset, key: record.key, value: record.value };
+  return { partition, offset: record.offset, key: copyOf(record.key), value: copyOf(record.value) };
+}
+
+function copyOf(bytes: Buffer | null): Buffer | null {
+  return bytes === null ? null : Buffer.from(bytes);
+}
+
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 async function raceDeadline<T>(work: Promise<T>, deadlineMs: number, fallback: T): Promise<T> {

@@ -22,6 +22,23 @@ const INSERT_SETTINGS = { optimize_on_insert: 0 } as const;
 
 export const DEFAULT_DB_DIR = '.toolcanon/db';
 
+/**
+ * Server settings of the embedded engine, which lives in this process. Its allocator keeps
+ * freed pages for seconds; ClickHouse's memory worker hands them back once dirty pages pass a
+ * share of max_server_memory_usage, which by default is 90% of the machine's RAM (so never, in
+ * practice). With a limit of 2 GiB the worker purges above ~100 MiB of dirty pages, checked
+ * every 100 ms; a stream worker's resident memory then stays near one batch's worth. The
+ * caches are sized for analytics on one machine, not the multi-GiB server defaults.
+ */
+const EMBEDDED_ENGINE_ARGS = [
+  '--max_server_memory_usage=2147483648',
+  '--memory_worker_period_ms=100',
+  '--memory_worker_purge_dirty_pages_threshold_ratio=0.05',
+  '--mark_cache_size=268435456',
+  '--index_mark_cache_size=67108864',
+  '--primary_index_cache_size=268435456',
+];
+
 export interface SinkTarget {
   /** Data directory of the embedded engine. */
   readonly db?: string | undefined;
@@ -89,16 +106,22 @@ export class ClickHouseSink {
     readonly description: string,
     /** chdb's raw insert when embedded: the payload goes to the engine without a copy. */
     private readonly chdb: ChdbRawInsert | undefined,
+    /** Embedded: the session that started the engine with our settings; closed last. */
+    private readonly engine: { close(): void } | undefined,
   ) {}
 
   static async open(flags: SinkTarget): Promise<ClickHouseSink> {
     const target = resolveSinkTarget(flags);
     let client: ClickHouseClient;
     let chdb: ChdbRawInsert | undefined;
+    let engine: { close(): void } | undefined;
     if (target.kind === 'embedded') {
       mkdirSync(target.dir, { recursive: true });
       // Loaded only for the embedded engine: it maps a ~500 MB library a server target never needs.
-      const { createChdbConnection } = await import('chdb/connection');
+      const [{ createChdbConnection }, { Session }] = await Promise.all([import('chdb/connection'), import('chdb')]);
+      // The first session on a directory starts the process's engine; server settings can only
+      // be given then. The connection below opens a second session on the same engine.
+      engine = new Session(target.dir, { connectionArgs: EMBEDDED_ENGINE_ARGS });
       // chdb types its Connection against @clickhouse/client-common's copy of the settings
       // types, which differ from @clickhouse/client's own copy only under
       // exactOptionalPropertyTypes; the runtime objects are the same interface.
@@ -116,11 +139,11 @@ export class ClickHouseSink {
         request_timeout: 30_000,
       });
     }
-    const sink = new ClickHouseSink(client, describeTarget(target), chdb);
+    const sink = new ClickHouseSink(client, describeTarget(target), chdb, engine);
     try {
       await sink.migrate();
     } catch (error) {
-      await client.close(); // a caller retrying open() must not pile up clients
+      await sink.close(); // a caller retrying open() must not pile up clients
       throw error;
     }
     return sink;
@@ -266,6 +289,10 @@ export class ClickHouseSink {
   }
 
   async close(): Promise<void> {
-    await this.client.close();
+    try {
+      await this.client.close();
+    } finally {
+      this.engine?.close();
+    }
   }
 }

@@ -156,6 +156,17 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE threshold_breaches ADD COLUMN IF NOT EXISTS agent_id String DEFAULT '' AFTER session_id`,
     ],
   },
+  {
+    version: 5,
+    description: 'column-at-a-time merges: bounded memory while a worker ingests',
+    // A horizontal merge reads every column of every part at once (buffers per column per
+    // part): on the wide tables that is ~150 MiB extra resident memory in an embedded worker.
+    // Vertical merges take one column at a time, for every merge, in smaller blocks.
+    statements: ['tool_calls', 'token_usage', 'dead_letters', 'threshold_breaches'].map(
+      (table) =>
+        `ALTER TABLE ${table} MODIFY SETTING vertical_merge_algorithm_min_rows_to_activate = 1, vertical_merge_algorithm_min_columns_to_activate = 1, merge_max_block_size = 2048`,
+    ),
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (

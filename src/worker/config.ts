@@ -40,7 +40,7 @@ export interface WorkerConfig {
 export const WORKER_DEFAULTS = {
   groupId: 'toolcanon',
   batchMaxRows: 20_000,
-  batchMaxBytes: 8 * 1024 * 1024,
+  batchMaxBytes: 32 * 1024 * 1024,
   batchMaxWaitMs: 1_000,
   retry: { initialMs: 500, maxMs: 30_000 },
   shutdownTimeoutMs: 30_000,
@@ -49,8 +49,8 @@ export const WORKER_DEFAULTS = {
   sessionTimeoutMs: 30_000,
   rebalanceTimeoutMs: 60_000,
   fetchMaxWaitMs: 500,
-  fetchMaxBytes: 16 * 1024 * 1024,
-  fetchMaxBytesPerPartition: 4 * 1024 * 1024,
+  fetchMaxBytes: 4 * 1024 * 1024,
+  fetchMaxBytesPerPartition: 1024 * 1024,
   limits: DEFAULT_LIMITS,
   accounting: DEFAULT_ACCOUNTING,
 } as const;

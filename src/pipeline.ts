@@ -83,8 +83,9 @@ interface BatchBuffer {
   readonly flags: Map<RowFlag, number>;
 }
 
-function emptyBuffer(): BatchBuffer {
-  return { outcomes: [], toolCalls: new TsvWriter(), flags: new Map() };
+/** A batch's tool-call rows take at most about as many bytes as its input lines. */
+function emptyBuffer(maxBatchBytes: number): BatchBuffer {
+  return { outcomes: [], toolCalls: new TsvWriter(Math.min(Math.max(maxBatchBytes, 64 * 1024), 64 * 1024 * 1024)), flags: new Map() };
 }
 
 /** A batch with its derived rows computed, ready to be written (and rewritten on retry). */
@@ -101,7 +102,7 @@ interface PreparedBatch {
  * project -> account -> sink. Counts only what the sink acknowledged.
  */
 export class BatchWriter {
-  private buffer: BatchBuffer = emptyBuffer();
+  private buffer: BatchBuffer;
   private bufferedBytes = 0;
   /** A batch taken off the buffer and not yet acknowledged; retried first by the next flush. */
   private sealed: { buffer: BatchBuffer; prepared: PreparedBatch | undefined } | undefined;
@@ -115,6 +116,7 @@ export class BatchWriter {
     private readonly hooks: BatchWriterHooks = {},
   ) {
     this.accountant = new ContextAccountant(accounting);
+    this.buffer = emptyBuffer(batch.maxBatchBytes);
   }
 
   /** What the last added line became. */
@@ -199,7 +201,7 @@ export class BatchWriter {
   seal(): void {
     if (this.sealed || this.buffer.outcomes.length === 0) return;
     this.sealed = { buffer: this.buffer, prepared: undefined };
-    this.buffer = emptyBuffer();
+    this.buffer = emptyBuffer(this.batch.maxBatchBytes);
     this.bufferedBytes = 0;
   }
 

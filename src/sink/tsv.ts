@@ -40,8 +40,12 @@ export class TsvWriter {
   /** Rows appended so far. */
   rows = 0;
 
+  /**
+   * `initialBytes` may be generous: an unfilled buffer this large is address space only (the
+   * system backs pages as they are written), and a right-sized one is never copied to grow.
+   */
   constructor(initialBytes = 64 * 1024) {
-    this.buf = Buffer.allocUnsafe(initialBytes);
+    this.buf = Buffer.allocUnsafeSlow(initialBytes);
   }
 
   get byteLength(): number {
@@ -50,7 +54,7 @@ export class TsvWriter {
 
   private reserve(bytes: number): void {
     if (this.pos + bytes <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + bytes));
+    const next = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.pos + bytes));
     this.buf.copy(next, 0, 0, this.pos);
     this.buf = next;
   }

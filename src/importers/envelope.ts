@@ -58,3 +58,18 @@ export interface UsageFields {
 export function usageLine(fields: UsageFields): string {
   return JSON.stringify({ schema: 'toolcanon.event/v1', type: 'usage', ...fields });
 }
+
+const RFC3339 = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$/;
+
+/**
+ * A harness's timestamp as the envelope's RFC 3339 `ts`: kept as written when it already is
+ * one (sub-millisecond digits and offsets survive), else whatever Date.parse reads, in UTC.
+ * Undefined when absent or not a date (a well-formed but impossible one, such as month 13,
+ * included), so the caller falls back on what it knows instead of writing a line that fails.
+ */
+export function normaliseTimestamp(value: string | null | undefined): string | undefined {
+  if (typeof value !== 'string' || value === '') return undefined;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) return undefined;
+  return RFC3339.test(value) ? value : new Date(ms).toISOString();
+}

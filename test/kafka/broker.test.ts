@@ -1,12 +1,10 @@
-// End-to-end check of the real broker (scripts/kafka.sh) with kafkajs: a 3-partition topic,
-// 1000 keyed messages, one consumer group reading with eachBatch. Every value must arrive
-// exactly once and each key's messages in the order they were produced.
+// End-to-end check of the real broker (scripts/kafka.sh) through the project's Kafka client seam
+// (src/kafka/client.ts, the only module that imports kafkajs): a 3-partition topic, 1000 keyed
+// messages, one consumer group reading with eachBatch. Every value must arrive exactly once and
+// each key's messages in the order they were produced.
 import { afterAll, describe, expect, it } from 'vitest';
-import kafkajs from 'kafkajs';
-import type { Admin, Consumer, LogEntry, Producer } from 'kafkajs';
+import { createKafkaClient, type KafkaAdmin, type StreamConsumer, type StreamProducer } from '../../src/kafka/client.ts';
 import { ensureKafka, requireKafkaOrSkip } from '../helpers/kafka.ts';
-
-const { Kafka, logLevel, Partitioners } = kafkajs;
 
 const brokers = requireKafkaOrSkip(await ensureKafka(), 'test/kafka/broker.test.ts');
 
@@ -21,32 +19,28 @@ interface Received {
   offset: bigint;
 }
 
-describe.skipIf(brokers === null)('kafka broker (kafkajs 2.2.4)', () => {
+describe.skipIf(brokers === null)('kafka broker (kafkajs 2.2.4 through the client seam)', () => {
   const suffix = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   const topic = `toolcanon-broker-test-${suffix}`;
   const clientLogs: string[] = [];
-  const kafka = new Kafka({
-    clientId: 'toolcanon-broker-test',
+  // Client warnings are part of what this test checks for: kept visible, and collected.
+  const client = createKafkaClient({
     brokers: brokers ?? [],
-    logLevel: logLevel.WARN,
-    // Keep kafkajs warnings visible (they are part of what this test checks for) but collected.
-    logCreator: () => (entry: LogEntry) => {
-      const { message, timestamp: _ts, logger: _l, ...extra } = entry.log;
-      const level = entry.level === logLevel.ERROR ? 'ERROR' : entry.level === logLevel.WARN ? 'WARN' : 'INFO';
-      const line = `[kafkajs ${level}] ${entry.namespace}: ${message} ${JSON.stringify(extra)}`;
+    clientId: 'toolcanon-broker-test',
+    log: (line) => {
       clientLogs.push(line);
       console.warn(line);
     },
   });
-  let admin: Admin | undefined;
-  let producer: Producer | undefined;
-  let consumer: Consumer | undefined;
+  let admin: KafkaAdmin | undefined;
+  let producer: StreamProducer | undefined;
+  let consumer: StreamConsumer | undefined;
 
   afterAll(async () => {
     await consumer?.disconnect();
     await producer?.disconnect();
     if (admin !== undefined) {
-      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await admin.deleteTopics([topic]).catch(() => undefined);
       await admin.disconnect();
     }
     if (clientLogs.length > 0) console.warn(`kafkajs logged ${clientLogs.length} warning(s)/error(s)`);
@@ -55,16 +49,12 @@ describe.skipIf(brokers === null)('kafka broker (kafkajs 2.2.4)', () => {
   it(
     'delivers 1000 keyed messages over 3 partitions exactly once, in per-key order',
     async () => {
-      admin = kafka.admin();
-      await admin.connect();
-      const created = await admin.createTopics({
-        topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }],
-        waitForLeaders: true,
-      });
+      admin = await client.admin();
+      const created = await admin.ensureTopic(topic, { partitions: PARTITIONS });
       expect(created).toBe(true);
+      expect(await admin.partitionCount(topic)).toBe(PARTITIONS);
 
-      producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-      await producer.connect();
+      producer = await client.producer();
       const nextSeq = new Map<string, number>();
       for (let start = 0; start < MESSAGES; start += 100) {
         const messages = [];
@@ -75,12 +65,12 @@ describe.skipIf(brokers === null)('kafka broker (kafkajs 2.2.4)', () => {
           messages.push({ key, value: JSON.stringify({ id: i, key, seq }) });
         }
         // Awaiting each send keeps one request in flight, so per-partition order is the send order.
-        await producer.send({ topic, acks: -1, messages });
+        await producer.send(topic, messages);
       }
 
-      const offsets = await admin.fetchTopicOffsets(topic);
-      expect(offsets).toHaveLength(PARTITIONS);
-      const perPartition = offsets.map((o) => Number(o.high) - Number(o.low));
+      const highs = await admin.highWatermarks(topic);
+      expect(highs.size).toBe(PARTITIONS);
+      const perPartition = [...highs.values()].map((h) => Number(h));
       expect(perPartition.reduce((a, b) => a + b, 0)).toBe(MESSAGES);
       // 20 keys hashed over 3 partitions: every partition gets some of them.
       for (const n of perPartition) expect(n).toBeGreaterThan(0);
@@ -92,33 +82,41 @@ describe.skipIf(brokers === null)('kafka broker (kafkajs 2.2.4)', () => {
       const allArrived = new Promise<void>((resolve) => {
         resolveAll = resolve;
       });
-      consumer = kafka.consumer({ groupId: `toolcanon-broker-test-${suffix}`, maxWaitTimeInMs: 200 });
-      await consumer.connect();
-      await consumer.subscribe({ topics: [topic], fromBeginning: true });
-      await consumer.run({
-        eachBatchAutoResolve: false,
-        eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary }) => {
-          for (const message of batch.messages) {
-            const value = JSON.parse(message.value?.toString('utf8') ?? 'null') as {
-              id: number;
-              key: string;
-              seq: number;
-            };
-            // No expect() in here: a throw would make kafkajs retry the batch (a redelivery).
-            if (message.key?.toString('utf8') !== value.key) keyMismatches.push(value.id);
-            ids.push(value.id);
-            received.push({
-              key: value.key,
-              seq: value.seq,
-              partition: batch.partition,
-              offset: BigInt(message.offset),
-            });
-            resolveOffset(message.offset);
-          }
-          await commitOffsetsIfNecessary();
-          await heartbeat();
-          if (ids.length >= MESSAGES) resolveAll();
-        },
+      const group = `toolcanon-broker-test-${suffix}`;
+      consumer = await client.consumer({
+        groupId: group,
+        topic,
+        fromBeginning: true,
+        sessionTimeoutMs: 30_000,
+        heartbeatIntervalMs: 3_000,
+        rebalanceTimeoutMs: 60_000,
+        maxWaitTimeMs: 200,
+        fetchMaxBytes: 1024 * 1024,
+        fetchMaxBytesPerPartition: 256 * 1024,
+      });
+      // The handler is awaited batch by batch; run() itself resolves once the consumer is running.
+      void consumer.run(async ({ batch, markFetched, heartbeat, commit }) => {
+        for (const message of batch.records) {
+          const value = JSON.parse(message.value?.toString('utf8') ?? 'null') as {
+            id: number;
+            key: string;
+            seq: number;
+          };
+          // No expect() in here: a throw would make kafkajs retry the batch (a redelivery).
+          if (message.key?.toString('utf8') !== value.key) keyMismatches.push(value.id);
+          ids.push(value.id);
+          received.push({
+            key: value.key,
+            seq: value.seq,
+            partition: batch.partition,
+            offset: BigInt(message.offset),
+          });
+          markFetched(message.offset);
+        }
+        const last = batch.records[batch.records.length - 1];
+        if (last !== undefined) await commit([{ partition: batch.partition, offset: (BigInt(last.offset) + 1n).toString() }]);
+        await heartbeat();
+        if (ids.length >= MESSAGES) resolveAll();
       });
 
       await allArrived;
@@ -152,6 +150,9 @@ describe.skipIf(brokers === null)('kafka broker (kafkajs 2.2.4)', () => {
         }
       }
       expect(new Set(received.map((r) => r.partition)).size).toBe(PARTITIONS);
+      // Every partition's consumed position is committed for the group.
+      const committed = await admin.committedOffsets(group, topic);
+      expect([...committed.entries()].sort(([a], [b]) => a - b)).toEqual([...highs.entries()].sort(([a], [b]) => a - b));
     },
     120_000,
   );

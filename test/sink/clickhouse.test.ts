@@ -42,3 +42,60 @@ describe('migrations', () => {
     expect(tables.map((t) => t.name)).toEqual(['dead_letters', 'import_files', 'schema_migrations', 'threshold_breaches', 'token_usage', 'tool_calls']);
   });
 });
+
+describe('the embedded engine', () => {
+  const tmp = makeTempDir('engine');
+  let sink: ClickHouseSink;
+  beforeAll(async () => {
+    sink = await ClickHouseSink.open({ db: join(tmp.dir, 'db') });
+  });
+  afterAll(async () => {
+    await sink.close();
+    tmp.cleanup();
+  });
+
+  it('starts with bounded caches and a memory worker that returns freed pages', async () => {
+    const rows = await sink.queryRows<{ name: string; value: string }>(
+      "SELECT name, value FROM system.server_settings WHERE name IN ('max_server_memory_usage', 'mark_cache_size', 'memory_worker_period_ms', 'memory_worker_purge_dirty_pages_threshold_ratio') ORDER BY name",
+    );
+    expect(Object.fromEntries(rows.map((r) => [r.name, r.value]))).toEqual({
+      mark_cache_size: '268435456',
+      max_server_memory_usage: '2147483648',
+      memory_worker_period_ms: '100',
+      memory_worker_purge_dirty_pages_threshold_ratio: '0.05',
+    });
+  });
+
+  it('merges the wide tables column by column (migration 5)', async () => {
+    const rows = await sink.queryRows<{ name: string; engine_full: string }>(
+      "SELECT name, engine_full FROM system.tables WHERE database = currentDatabase() AND name IN ('tool_calls', 'token_usage', 'dead_letters', 'threshold_breaches') ORDER BY name",
+    );
+    expect(rows).toHaveLength(4);
+    for (const r of rows) {
+      expect(r.engine_full, r.name).toContain('vertical_merge_algorithm_min_rows_to_activate = 1');
+      expect(r.engine_full, r.name).toContain('merge_max_block_size = 2048');
+    }
+  });
+
+  it('restores a context from its last row before the given time, the latest ingested copy of it winning', async () => {
+    // Two copies of one row (a re-run with other settings wrote it again) and an earlier row;
+    // a row at the restore time itself is not "before" it.
+    await sink.client.command({
+      query: `INSERT INTO token_usage (event_id, ts, session_id, agent_id, source, context_tokens, context_source, session_seq, ingested_at, model) VALUES
+        ('e1', '2026-12-02 10:00:00.000', 's-restore', '', 'observed', 100, 'observed', 1, '2026-12-02 11:00:00.000', 'm'),
+        ('e2', '2026-12-02 10:01:00.000', 's-restore', '', 'estimated', 200, 'observed+estimated', 2, '2026-12-02 11:00:00.000', 'm'),
+        ('e2', '2026-12-02 10:01:00.000', 's-restore', '', 'estimated', 250, 'observed+estimated', 2, '2026-12-02 12:00:00.000', 'm'),
+        ('e3', '2026-12-02 10:02:00.000', 's-restore', '', 'estimated', 999, 'observed+estimated', 3, '2026-12-02 11:00:00.000', 'm')`,
+    });
+    const wanted = (firstTs: string) => new Map([['k', { sessionId: 's-restore', agentId: '', firstTs }]]);
+    const at2 = await sink.loadSessionStates(wanted('2026-12-02 10:02:00.000'));
+    expect(at2.get('k')?.contextTokens).toBe(250n);
+    expect(at2.get('k')?.seq).toBe(2n);
+    const at1 = await sink.loadSessionStates(wanted('2026-12-02 10:01:00.000'));
+    expect(at1.get('k')?.contextTokens).toBe(100n);
+    const before = await sink.loadSessionStates(wanted('2026-12-02 10:00:00.000'));
+    expect(before.has('k')).toBe(false);
+    const otherAgent = await sink.loadSessionStates(new Map([['k', { sessionId: 's-restore', agentId: 'sub', firstTs: '2026-12-03 00:00:00.000' }]]));
+    expect(otherAgent.size).toBe(0);
+  });
+});

@@ -1,7 +1,7 @@
 // TabSeparated round trip through the real engine: every string survives, whatever it holds.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeTsv, escapeTsv, tsvCell } from '../../src/sink/tsv.ts';
+import { encodeTsv, escapeTsv, tsvCell, TsvWriter } from '../../src/sink/tsv.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { openTempSink } from '../helpers/db.ts';
 
@@ -45,5 +45,17 @@ describe('TSV into embedded ClickHouse', () => {
     expect(back.map((r) => r.detail)).toEqual(strings);
     expect(back.map((r) => r.raw)).toEqual(strings);
     expect(back.map((r) => r.source)).toEqual(strings.map((s, i) => `${s}:${i}`));
+  });
+});
+
+describe('TsvWriter', () => {
+  it('grows from a tiny buffer without losing or splitting a character', () => {
+    const rows = Array.from({ length: 500 }, (_, i) => ({ a: `行${i}\t😀${'é'.repeat(i % 7)}`, b: i % 3 === 0 ? null : i, c: [`x'${i}`] }));
+    const w = new TsvWriter(8);
+    for (const r of rows) w.row(r, ['a', 'b', 'c']);
+    const expected = rows.map((r) => `${tsvCell(r.a)}\t${tsvCell(r.b)}\t${tsvCell(r.c)}\n`).join('');
+    expect(w.rows).toBe(500);
+    expect(w.bytes().toString('utf8')).toBe(expected);
+    expect(w.byteLength).toBe(Buffer.byteLength(expected));
   });
 });

@@ -2,7 +2,7 @@
 // distinct API response and one `tool_call` event per tool_use, joined with its tool_result.
 // Pure functions: no I/O, never throws on a bad record (it is skipped and counted).
 import { findSpan } from '../../decode/spans.ts';
-import { stableEventId, toolCallLine, usageLine, type RawToolInput, type ToolCallFields } from '../envelope.ts';
+import { normaliseTimestamp, stableEventId, toolCallLine, usageLine, type RawToolInput, type ToolCallFields } from '../envelope.ts';
 import { parseObject, type RawLine } from '../lines.ts';
 import type { ImportedEvent } from '../types.ts';
 import {
@@ -41,8 +41,6 @@ const INTERRUPT_MARKER = '[Request interrupted by user';
 
 /** The model name Claude Code gives to messages it makes up itself (API errors, interrupts). */
 const SYNTHETIC_MODEL = '<synthetic>';
-
-const RFC3339 = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$/;
 
 const IGNORED: ReadonlySet<string> = new Set(IGNORED_RECORD_TYPES);
 
@@ -135,14 +133,6 @@ export function isPromptRecord(record: RawUserRecord): boolean {
     } else if (type === 'image' || type === 'document') prompt = true;
   }
   return prompt;
-}
-
-/** An RFC 3339 timestamp with an offset, as the envelope requires; undefined when unusable. */
-export function normaliseTimestamp(value: string | null | undefined): string | undefined {
-  if (typeof value !== 'string' || value === '') return undefined;
-  if (RFC3339.test(value) && !Number.isNaN(Date.parse(value))) return value;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
 
 /** The tool_result content as text (text blocks joined by newlines) and its image count. */

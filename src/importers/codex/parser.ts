@@ -4,7 +4,7 @@
 import { basename } from 'node:path';
 import { MCP_HARNESS_PREFIX, MCP_SEPARATOR } from '../../canonical/mcp.ts';
 import { findSpan } from '../../decode/spans.ts';
-import { stableEventId, toolCallLine, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
+import { normaliseTimestamp, stableEventId, toolCallLine, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
 import { parseObject, splitCompleteLines, type RawLine } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';
 import {
@@ -39,17 +39,7 @@ export const FALLBACK_MODEL = 'gpt-5';
  */
 export const MAX_EVENT_LINE_BYTES = 3.5 * 1024 * 1024;
 
-/** The pipeline's timestamp rule (RFC 3339 with an offset), as in the envelope schemas. */
-const RFC3339 = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$/;
 const UUID_IN_NAME = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i;
-
-/** An RFC 3339 timestamp with an offset, or undefined when the text is no date at all. */
-export function normaliseTimestamp(text: string | undefined): string | undefined {
-  if (text === undefined) return undefined;
-  if (RFC3339.test(text)) return text;
-  const ms = Date.parse(text);
-  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
-}
 
 // ------------------------------------------------------------------------- token deltas
 

@@ -246,7 +246,11 @@ export async function runConsumeCommand(args: readonly string[], io: Io): Promis
     try {
       worker = new StreamWorker({ config: parsed.config, sink, log: (line) => io.err(line) });
       if (stopSignal.signal.aborted) void worker.stop('signal');
-      await worker.start();
+      // A stop may come while the start still waits for Kafka (a broker slow to answer, a long
+      // group join): the worker finishes then, without waiting for the start.
+      const started = worker.start();
+      started.catch(() => undefined); // observed by the race below, or moot after a stop
+      await Promise.race([started, worker.finished]);
       const summary = await worker.finished;
       io.out(renderRows(summaryRows(summary), parsed.format));
       if (summary.fatal) io.err(`toolcanon: the worker stopped: ${summary.fatal.message}`);

@@ -267,4 +267,12 @@ export async function run(argv: readonly string[]): Promise<void> {
       process.exitCode = 1;
     }
   }
+  if (argv[0] === 'consume') {
+    // The worker has stopped and said so; should a Kafka client still be connecting (a stop
+    // during a slow start), it must not hold the process past the bounded shutdown.
+    setTimeout(() => process.exit(), LINGER_AFTER_CONSUME_MS).unref();
+  }
 }
+
+/** How long a `consume` process may linger after its worker stopped before it exits regardless. */
+const LINGER_AFTER_CONSUME_MS = 5_000;

@@ -176,6 +176,8 @@ export class StreamWorker {
   /** Latest known high watermark per assigned partition (from fetches and the progress report). */
   private readonly highWatermarks = new Map<number, bigint>();
   private stopping = false;
+  /** Set once the shutdown disconnects the clients: a client connected after that closes itself. */
+  private clientsClosing = false;
   private stopDeadlineMs: number | undefined;
   private readonly stopAbort = new AbortController();
   private stopPromise: Promise<WorkerSummary> | undefined;
@@ -224,9 +226,9 @@ export class StreamWorker {
       configs: maxMessageBytes === undefined ? {} : { 'max.message.bytes': String(maxMessageBytes) },
     });
     if (created) this.log(`Created dead-letter topic ${c.dlqTopic} (${partitions ?? 1} partition(s)).`);
-    if (this.stopping) return;
+    if (this.stopping) return this.closeLateClients();
     this.producer = await this.client.producer();
-    if (this.stopping) return;
+    if (this.stopping) return this.closeLateClients();
     this.consumer = await this.client.consumer({
       groupId: c.groupId,
       topic: c.topic,
@@ -246,11 +248,21 @@ export class StreamWorker {
         this.stop('consumer crash').catch((e: unknown) => this.log(`Stopping after the crash failed: ${(e as Error).message}`));
       }
     });
-    if (this.stopping) return;
+    if (this.stopping) return this.closeLateClients();
     this.timer = setInterval(() => this.onTick(), TIMER_TICK_MS);
     if (c.progressIntervalMs > 0) this.progressTimer = setInterval(() => void this.reportProgress(), c.progressIntervalMs);
     this.log(`Consuming ${c.topic} as group ${c.groupId} into ${this.sink.description}; poison records go to ${c.dlqTopic}.`);
     await this.consumer.run((ctx) => this.onBatch(ctx));
+  }
+
+  /**
+   * A stop that gave up waiting for a slow start (a broker slow to answer, a long group join)
+   * has disconnected only the clients that existed then; one that connected afterwards would
+   * keep the process alive. It is closed here.
+   */
+  private async closeLateClients(): Promise<void> {
+    if (!this.clientsClosing) return;
+    await Promise.allSettled([this.consumer?.disconnect(), this.producer?.disconnect(), this.admin?.disconnect()]);
   }
 
   status(): WorkerStatus {
@@ -303,6 +315,7 @@ export class StreamWorker {
     this.stopAbort.abort();
     const left = this.gen.writer.pending;
     if (!settled && left > 0) this.log(`Leaving ${left} event(s) uncommitted: ClickHouse did not take them within ${this.config.shutdownTimeoutMs} ms. They are consumed again at the next start.`);
+    this.clientsClosing = true;
     const disconnectBy = Date.now() + 15_000;
     await raceDeadline(this.consumer?.disconnect().catch((e: unknown) => this.log(`Disconnecting the consumer failed: ${(e as Error).message}`)) ?? Promise.resolve(), disconnectBy, undefined);
     await raceDeadline(this.producer?.disconnect().catch(() => undefined) ?? Promise.resolve(), disconnectBy, undefined);

@@ -83,9 +83,12 @@ interface BatchBuffer {
   readonly flags: Map<RowFlag, number>;
 }
 
-/** A batch's tool-call rows take at most about as many bytes as its input lines. */
+/**
+ * A batch's tool-call rows take about half the bytes of its input lines (the tool outputs are
+ * counted, not stored): sized for that, a full batch's buffer grows once at most.
+ */
 function emptyBuffer(maxBatchBytes: number): BatchBuffer {
-  return { outcomes: [], toolCalls: new TsvWriter(Math.min(Math.max(maxBatchBytes, 64 * 1024), 64 * 1024 * 1024)), flags: new Map() };
+  return { outcomes: [], toolCalls: new TsvWriter(Math.min(Math.max(maxBatchBytes >>> 1, 64 * 1024), 16 * 1024 * 1024)), flags: new Map() };
 }
 
 /** A batch with its derived rows computed, ready to be written (and rewritten on retry). */

@@ -248,8 +248,11 @@ export async function runConsumeCommand(args: readonly string[], io: Io): Promis
       if (stopSignal.signal.aborted) void worker.stop('signal');
       // A stop may come while the start still waits for Kafka (a broker slow to answer, a long
       // group join): the worker finishes then, without waiting for the start.
-      const started = worker.start();
-      started.catch(() => undefined); // observed by the race below, or moot after a stop
+      // A start that fails because the stop closed its connections is not an error: the stop
+      // reports how the worker ended.
+      const started = worker.start().catch((error: unknown) => {
+        if (!stopSignal.signal.aborted) throw error;
+      });
       await Promise.race([started, worker.finished]);
       const summary = await worker.finished;
       io.out(renderRows(summaryRows(summary), parsed.format));

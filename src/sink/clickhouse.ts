@@ -23,17 +23,11 @@ const INSERT_SETTINGS = { optimize_on_insert: 0 } as const;
 export const DEFAULT_DB_DIR = '.toolcanon/db';
 
 /**
- * Server settings of the embedded engine, which lives in this process. Its allocator keeps
- * freed pages for seconds; ClickHouse's memory worker hands them back once dirty pages pass a
- * share of max_server_memory_usage, which by default is 90% of the machine's RAM (so never, in
- * practice). With a limit of 2 GiB the worker purges above ~100 MiB of dirty pages, checked
- * every 100 ms; a stream worker's resident memory then stays near one batch's worth. The
- * caches are sized for analytics on one machine, not the multi-GiB server defaults.
+ * Server settings of the embedded engine, which lives in this process: caches sized for
+ * analytics on one machine rather than the multi-GiB server defaults (they fill as tables are
+ * read, so a long-running worker's memory would otherwise grow with its tables).
  */
 const EMBEDDED_ENGINE_ARGS = [
-  '--max_server_memory_usage=2147483648',
-  '--memory_worker_period_ms=100',
-  '--memory_worker_purge_dirty_pages_threshold_ratio=0.05',
   '--mark_cache_size=268435456',
   '--index_mark_cache_size=67108864',
   '--primary_index_cache_size=268435456',
@@ -122,12 +116,17 @@ export class ClickHouseSink {
       // The first session on a directory starts the process's engine; server settings can only
       // be given then. The connection below opens a second session on the same engine.
       engine = new Session(target.dir, { connectionArgs: EMBEDDED_ENGINE_ARGS });
-      // chdb types its Connection against @clickhouse/client-common's copy of the settings
-      // types, which differ from @clickhouse/client's own copy only under
-      // exactOptionalPropertyTypes; the runtime objects are the same interface.
-      const connection = createChdbConnection({ path: target.dir }) as unknown as NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
-      client = createClient({ connection });
-      chdb = (connection as unknown as { chdb: ChdbRawInsert }).chdb;
+      try {
+        // chdb types its Connection against @clickhouse/client-common's copy of the settings
+        // types, which differ from @clickhouse/client's own copy only under
+        // exactOptionalPropertyTypes; the runtime objects are the same interface.
+        const connection = createChdbConnection({ path: target.dir }) as unknown as NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
+        client = createClient({ connection });
+        chdb = (connection as unknown as { chdb: ChdbRawInsert }).chdb;
+      } catch (error) {
+        engine.close(); // a caller retrying open() must not pile up sessions
+        throw error;
+      }
     } else {
       const u = new URL(target.url);
       const database = u.pathname.replace(/^\//, '') || process.env['TOOLCANON_CLICKHOUSE_DATABASE'] || 'default';
@@ -219,8 +218,9 @@ export class ClickHouseSink {
    * Rebuilds the accounting state of session contexts (a session's main agent, or one of its
    * subagents) from their last token_usage row strictly before the given time (the first event
    * of theirs about to be processed). A context with no such row is absent: it starts fresh.
-   * Without FINAL (which would merge the whole table's parts on every batch): of the copies of
-   * one row, the latest ingested wins, as the ReplacingMergeTree's version column decides.
+   * Without FINAL (which would merge the whole table's parts on every batch): the copies of one
+   * row (its sorting key) are reduced to the latest ingested first, as the ReplacingMergeTree's
+   * version column decides, and only among those sessions.
    */
   async loadSessionStates(wanted: ReadonlyMap<string, ContextToRestore>): Promise<Map<string, SessionState>> {
     const out = new Map<string, SessionState>();
@@ -240,13 +240,14 @@ export class ClickHouseSink {
     }>({
       query: `SELECT b.key AS key, context_tokens, context_source, model, context_window_tokens, above_threshold,
           last_observed_context, estimated_since_observed, classes_since_observed, session_seq
-        FROM token_usage AS u
+        FROM (SELECT * FROM token_usage WHERE session_id IN {sids:Array(String)}
+              ORDER BY ingested_at DESC LIMIT 1 BY session_id, source, event_id) AS u
         INNER JOIN (SELECT tupleElement(p, 1) AS key, tupleElement(p, 2) AS sid, tupleElement(p, 3) AS aid,
                            toDateTime64(tupleElement(p, 4), 3, 'UTC') AS first_ts
                     FROM (SELECT arrayJoin(arrayZip({keys:Array(String)}, {sids:Array(String)}, {aids:Array(String)}, {tss:Array(String)})) AS p)) AS b
           ON u.session_id = b.sid AND u.agent_id = b.aid
         WHERE u.session_id IN {sids:Array(String)} AND u.ts < b.first_ts
-        ORDER BY b.key, u.ts DESC, u.session_seq DESC, u.ingested_at DESC
+        ORDER BY b.key, u.ts DESC, u.session_seq DESC
         LIMIT 1 BY b.key`,
       query_params: {
         keys: keys.map(([k]) => k),

@@ -217,7 +217,9 @@ export class StreamWorker {
 
   private async connectAndRun(): Promise<void> {
     const c = this.config;
+    if (this.stopping) return;
     this.admin = await this.client.admin();
+    if (this.stopping) return this.closeLateClients();
     const partitions = await this.admin.partitionCount(c.topic);
     const maxMessageBytes = partitions === undefined ? undefined : await this.admin.maxMessageBytes(c.topic);
     // The dead-letter topic takes every record the topic can hold, keyed the same way.
@@ -310,6 +312,10 @@ export class StreamWorker {
       const attempt = this.lock.run(() => this.settle(gen, 'shutdown', deadline));
       settled = await raceDeadline(attempt, deadline, false);
       settled = settled && gen === this.gen && gen.writer.pending === 0 && gen.toCommit.size === 0 && gen.dlqPending.length === 0;
+    } else {
+      // After a crash nothing more is committed, but a batch being written is let finish (or
+      // time out), so that nothing runs against the sink once the worker reported it stopped.
+      await raceDeadline(this.gen.inFlight ?? Promise.resolve(false), deadline, false);
     }
     // Wake anything still sleeping in a retry: it gives up instead of attempting again.
     this.stopAbort.abort();
@@ -439,6 +445,9 @@ export class StreamWorker {
   private onTick(): void {
     if (this.stopping || this.lock.busy) return;
     const gen = this.gen;
+    // A batch in flight commits by itself; flushing the part-filled buffer behind it now would
+    // only make the next batches small.
+    if (gen.inFlight !== undefined) return;
     const overdue = gen.firstPendingAtMs !== undefined && Date.now() - gen.firstPendingAtMs >= this.config.batchMaxWaitMs;
     const retryCommit = gen.toCommit.size > 0 && Date.now() >= gen.nextCommitRetryAtMs;
     if (!overdue && gen.dlqPending.length === 0 && !retryCommit) return;
@@ -452,7 +461,10 @@ export class StreamWorker {
    * Callers hold the lock.
    */
   private async settle(gen: Generation, trigger: string, deadlineMs?: number): Promise<boolean> {
-    if (!(await this.awaitInFlight(gen))) return false;
+    // A batch in flight that gave up (a failed commit, a deadline) leaves its work here: still
+    // sealed, or acknowledged and not yet committed. The steps below retry it.
+    await this.awaitInFlight(gen);
+    if (gen !== this.gen) return false;
     while (gen.sealed !== undefined || gen.writer.buffered > 0) {
       this.sealBatch(gen);
       const flushed = await this.retrying(gen, 'ClickHouse insert', deadlineMs, () => this.writeSealedOnce(gen, trigger));
@@ -492,10 +504,15 @@ export class StreamWorker {
       const flushed = await this.retrying(gen, 'ClickHouse insert', undefined, () => this.writeSealedOnce(gen, 'size'));
       if (!flushed) return false;
       return this.publishAndCommit(gen);
-    })().catch((error: unknown) => {
-      this.log(`Flush failed: ${(error as Error).message}`);
-      return false;
-    });
+    })()
+      .catch((error: unknown) => {
+        this.log(`Flush failed: ${(error as Error).message}`);
+        return false;
+      })
+      .finally(() => {
+        // Done: the timer may flush and commit again (a settle finds nothing in flight).
+        if (gen.inFlight === inFlight) gen.inFlight = undefined;
+      });
     gen.inFlight = inFlight;
   }
 
@@ -513,7 +530,9 @@ export class StreamWorker {
       if (gen !== this.gen) return false;
       try {
         await attempt();
-        if (this.failing !== undefined) this.recovered();
+        // Only the current generation resumes fetching: an old one's batch finishing late must not
+        // resume a consumer that the new generation paused.
+        if (this.failing !== undefined && gen === this.gen) this.recovered();
         return true;
       } catch (error) {
         if (gen !== this.gen) return false;

@@ -54,15 +54,14 @@ describe('the embedded engine', () => {
     tmp.cleanup();
   });
 
-  it('starts with bounded caches and a memory worker that returns freed pages', async () => {
+  it('starts with caches sized for one machine, not the server defaults', async () => {
     const rows = await sink.queryRows<{ name: string; value: string }>(
-      "SELECT name, value FROM system.server_settings WHERE name IN ('max_server_memory_usage', 'mark_cache_size', 'memory_worker_period_ms', 'memory_worker_purge_dirty_pages_threshold_ratio') ORDER BY name",
+      "SELECT name, value FROM system.server_settings WHERE name IN ('mark_cache_size', 'index_mark_cache_size', 'primary_index_cache_size') ORDER BY name",
     );
     expect(Object.fromEntries(rows.map((r) => [r.name, r.value]))).toEqual({
+      index_mark_cache_size: '67108864',
       mark_cache_size: '268435456',
-      max_server_memory_usage: '2147483648',
-      memory_worker_period_ms: '100',
-      memory_worker_purge_dirty_pages_threshold_ratio: '0.05',
+      primary_index_cache_size: '268435456',
     });
   });
 
@@ -78,15 +77,23 @@ describe('the embedded engine', () => {
   });
 
   it('restores a context from its last row before the given time, the latest ingested copy of it winning', async () => {
-    // Two copies of one row (a re-run with other settings wrote it again) and an earlier row;
-    // a row at the restore time itself is not "before" it.
+    // Two copies of one row (a re-run with other settings wrote it again; the stale copy has
+    // the higher sequence number) and an earlier row; a row at the restore time itself is not
+    // "before" it.
+    // Separate inserts with merges stopped: the copies sit in different parts, as after a re-run.
+    await sink.client.command({ query: 'SYSTEM STOP MERGES token_usage' });
+    const columns = '(event_id, ts, session_id, agent_id, source, context_tokens, context_source, session_seq, ingested_at, model)';
     await sink.client.command({
-      query: `INSERT INTO token_usage (event_id, ts, session_id, agent_id, source, context_tokens, context_source, session_seq, ingested_at, model) VALUES
+      query: `INSERT INTO token_usage ${columns} VALUES
         ('e1', '2026-12-02 10:00:00.000', 's-restore', '', 'observed', 100, 'observed', 1, '2026-12-02 11:00:00.000', 'm'),
-        ('e2', '2026-12-02 10:01:00.000', 's-restore', '', 'estimated', 200, 'observed+estimated', 2, '2026-12-02 11:00:00.000', 'm'),
-        ('e2', '2026-12-02 10:01:00.000', 's-restore', '', 'estimated', 250, 'observed+estimated', 2, '2026-12-02 12:00:00.000', 'm'),
+        ('e2', '2026-12-02 10:01:00.000', 's-restore', '', 'estimated', 200, 'observed+estimated', 7, '2026-12-02 11:00:00.000', 'm'),
         ('e3', '2026-12-02 10:02:00.000', 's-restore', '', 'estimated', 999, 'observed+estimated', 3, '2026-12-02 11:00:00.000', 'm')`,
     });
+    await sink.client.command({
+      query: `INSERT INTO token_usage ${columns} VALUES ('e2', '2026-12-02 10:01:00.000', 's-restore', '', 'estimated', 250, 'observed+estimated', 2, '2026-12-02 12:00:00.000', 'm')`,
+    });
+    const [parts] = await sink.queryRows<{ n: string }>("SELECT count() AS n FROM system.parts WHERE table = 'token_usage' AND active AND database = currentDatabase()");
+    expect(Number(parts?.n)).toBeGreaterThanOrEqual(2);
     const wanted = (firstTs: string) => new Map([['k', { sessionId: 's-restore', agentId: '', firstTs }]]);
     const at2 = await sink.loadSessionStates(wanted('2026-12-02 10:02:00.000'));
     expect(at2.get('k')?.contextTokens).toBe(250n);
@@ -97,5 +104,6 @@ describe('the embedded engine', () => {
     expect(before.has('k')).toBe(false);
     const otherAgent = await sink.loadSessionStates(new Map([['k', { sessionId: 's-restore', agentId: 'sub', firstTs: '2026-12-03 00:00:00.000' }]]));
     expect(otherAgent.size).toBe(0);
+    await sink.client.command({ query: 'SYSTEM START MERGES token_usage' });
   });
 });

@@ -21,7 +21,7 @@ describe('sink target', () => {
   });
 });
 
-describe('migrations', () => {
+describe('the embedded engine and its migrations', () => {
   const tmp = makeTempDir('migrations');
   let sink: ClickHouseSink;
   beforeAll(async () => {
@@ -41,20 +41,8 @@ describe('migrations', () => {
     const tables = await sink.queryRows<{ name: string }>("SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name");
     expect(tables.map((t) => t.name)).toEqual(['dead_letters', 'import_files', 'schema_migrations', 'threshold_breaches', 'token_usage', 'tool_calls']);
   });
-});
 
-describe('the embedded engine', () => {
-  const tmp = makeTempDir('engine');
-  let sink: ClickHouseSink;
-  beforeAll(async () => {
-    sink = await ClickHouseSink.open({ db: join(tmp.dir, 'db') });
-  });
-  afterAll(async () => {
-    await sink.close();
-    tmp.cleanup();
-  });
-
-  it('starts with caches sized for one machine, not the server defaults', async () => {
+  it('starts the embedded engine with caches sized for one machine, not the server defaults', async () => {
     const rows = await sink.queryRows<{ name: string; value: string }>(
       "SELECT name, value FROM system.server_settings WHERE name IN ('mark_cache_size', 'index_mark_cache_size', 'primary_index_cache_size') ORDER BY name",
     );

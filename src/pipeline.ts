@@ -93,7 +93,6 @@ function emptyBuffer(maxBatchBytes: number): BatchBuffer {
 
 /** A batch with its derived rows computed, ready to be written (and rewritten on retry). */
 interface PreparedBatch {
-  readonly toolCalls: number;
   readonly deadLetters: DeadLetterRow[];
   readonly tokenUsage: TokenUsageRow[];
   readonly breaches: BreachRow[];
@@ -110,6 +109,8 @@ export class BatchWriter {
   /** A batch taken off the buffer and not yet acknowledged; retried first by the next flush. */
   private sealed: { buffer: BatchBuffer; prepared: PreparedBatch | undefined } | undefined;
   readonly accountant: ContextAccountant;
+  /** What the last added line became. */
+  lastKind: DecodeOutcome['kind'] = 'row';
 
   constructor(
     private readonly sink: ClickHouseSink,
@@ -121,9 +122,6 @@ export class BatchWriter {
     this.accountant = new ContextAccountant(accounting);
     this.buffer = emptyBuffer(batch.maxBatchBytes);
   }
-
-  /** What the last added line became. */
-  lastKind: DecodeOutcome['kind'] = 'row';
 
   /** Decodes one line into the batch; returns true when the batch is due for a flush. */
   add(line: SourceLine, ingestedAt: string, limits: DecodeLimits): boolean {
@@ -151,11 +149,6 @@ export class BatchWriter {
     return this.buffer.outcomes.length;
   }
 
-  /** Events of the sealed batch (taken off the buffer, not yet acknowledged), 0 when none. */
-  get sealedEvents(): number {
-    return this.sealed?.buffer.outcomes.length ?? 0;
-  }
-
   /** Events buffered or being written, not yet acknowledged by the sink. */
   get pending(): number {
     return this.buffer.outcomes.length + (this.sealed?.buffer.outcomes.length ?? 0);
@@ -179,7 +172,6 @@ export class BatchWriter {
     const restored = await this.sink.loadSessionStates(unseen);
     for (const key of unseen.keys()) this.accountant.restore(key, restored.get(key) ?? freshSessionState());
 
-    let toolCalls = 0;
     const deadLetters: DeadLetterRow[] = [];
     const tokenUsage: TokenUsageRow[] = [];
     const breaches: BreachRow[] = [];
@@ -188,7 +180,6 @@ export class BatchWriter {
       let result: AccountingResult = {};
       if (o.kind === 'dead') deadLetters.push(o.dead);
       else if (o.kind === 'row') {
-        toolCalls++;
         result = this.accountant.onToolOutput(o.call, o.outputClass, o.ingestedAt);
       } else {
         usageEvents++;
@@ -197,7 +188,7 @@ export class BatchWriter {
       if (result.usage) tokenUsage.push(result.usage);
       if (result.breach) breaches.push(result.breach);
     }
-    return { toolCalls, deadLetters, tokenUsage, breaches, usageEvents };
+    return { deadLetters, tokenUsage, breaches, usageEvents };
   }
 
   /** Takes the buffered events off the buffer as the batch to write next (no-op when one is sealed). */
@@ -225,9 +216,10 @@ export class BatchWriter {
     await this.sink.writeBreaches(b.breaches);
     this.sealed = undefined;
     const c = this.counts;
-    c.toolCallRows += b.toolCalls;
+    const toolCalls = sealed.buffer.toolCalls.rows;
+    c.toolCallRows += toolCalls;
     c.usageRows += b.usageEvents;
-    c.rowsWritten += b.toolCalls + b.usageEvents;
+    c.rowsWritten += toolCalls + b.usageEvents;
     c.deadLetters += b.deadLetters.length;
     c.estimateRows += b.tokenUsage.length - b.usageEvents;
     c.breaches += b.breaches.length;

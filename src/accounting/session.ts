@@ -6,13 +6,13 @@
 import { createHash } from 'node:crypto';
 import type { UsageRecord } from '../decode/event.ts';
 import type { ToolCallRow } from '../model/records.ts';
-
-/** What the accounting reads of a tool call: its identity and the size of its output. */
-export type ToolOutput = Pick<ToolCallRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'turn_id' | 'model' | 'images' | 'output_bytes' | 'source'>;
 import { estimateImageTokens, estimateTokensFromBytes, exceedsThresholdWithHeadroom, usagePercentage } from './arithmetic.ts';
 import type { ContentClass } from './content-class.ts';
 import { normaliseContextTokens } from './conventions.ts';
 import { ModelTable } from './models.ts';
+
+/** What the accounting reads of a tool call: its identity and the size of its output. */
+export type ToolOutput = Pick<ToolCallRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'turn_id' | 'model' | 'images' | 'output_bytes' | 'source'>;
 
 export type FigureSource = 'observed' | 'estimated' | 'observed+estimated';
 

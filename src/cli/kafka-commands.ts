@@ -247,9 +247,9 @@ export async function runConsumeCommand(args: readonly string[], io: Io): Promis
       worker = new StreamWorker({ config: parsed.config, sink, log: (line) => io.err(line) });
       if (stopSignal.signal.aborted) void worker.stop('signal');
       // A stop may come while the start still waits for Kafka (a broker slow to answer, a long
-      // group join): the worker finishes then, without waiting for the start.
-      // A start that fails because the stop closed its connections is not an error: the stop
-      // reports how the worker ended.
+      // group join): the worker finishes then, without waiting for the start. A start that
+      // fails because the stop closed its connections is not an error: the stop reports how the
+      // worker ended.
       const started = worker.start().catch((error: unknown) => {
         if (!stopSignal.signal.aborted) throw error;
       });

@@ -179,10 +179,6 @@ export class ClickHouseSink {
     }
   }
 
-  async writeToolCalls(rows: readonly ToolCallRow[]): Promise<void> {
-    await this.insertTsv('tool_calls', rows, TOOL_CALL_COLUMNS);
-  }
-
   /** Tool-call rows encoded by a TsvWriter with TOOL_CALL_COLUMNS. */
   async writeToolCallsTsv(body: Buffer): Promise<void> {
     await this.insertTsvBody('tool_calls', body, TOOL_CALL_COLUMNS);

@@ -5,8 +5,8 @@
 // backspace, form feed and NUL are backslash-escaped; NULL is \N; arrays are written
 // [elem,...] with strings single-quoted (a quote inside escaped as \').
 //
-// Rows are written straight into one growing buffer as UTF-8, cell by cell: no string per row
-// or per batch is built, so a batch costs one copy of its bytes and little garbage.
+// Rows are written into one growing buffer as UTF-8, one write per row: no string for the whole
+// batch is built, so a batch costs one copy of its bytes and little garbage.
 
 export type TsvValue = string | number | boolean | null | readonly string[];
 

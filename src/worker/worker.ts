@@ -116,7 +116,7 @@ interface Generation {
   sealed: BatchMarks | undefined;
   /**
    * The sealed batch's write, dead-letter publish and commit, running while the next batch is
-   * decoded; resolves false when it gave up. Every settle awaits it first.
+   * decoded (cleared when done); resolves false when it gave up. Every settle awaits it first.
    */
   inFlight: Promise<boolean> | undefined;
   /** Partition -> next offset to commit (everything before it is acknowledged). */
@@ -463,7 +463,7 @@ export class StreamWorker {
   private async settle(gen: Generation, trigger: string, deadlineMs?: number): Promise<boolean> {
     // A batch in flight that gave up (a failed commit, a deadline) leaves its work here: still
     // sealed, or acknowledged and not yet committed. The steps below retry it.
-    await this.awaitInFlight(gen);
+    await gen.inFlight;
     if (gen !== this.gen) return false;
     while (gen.sealed !== undefined || gen.writer.buffered > 0) {
       this.sealBatch(gen);
@@ -482,22 +482,13 @@ export class StreamWorker {
     return true;
   }
 
-  /** Waits for the batch being written in the background, if any; false when it gave up. */
-  private async awaitInFlight(gen: Generation): Promise<boolean> {
-    const inFlight = gen.inFlight;
-    if (inFlight === undefined) return true;
-    const ok = await inFlight;
-    if (gen.inFlight === inFlight) gen.inFlight = undefined;
-    return ok;
-  }
-
   /**
    * A full batch: wait for the previous one's write and commit, then seal this one and start
    * writing it, so that the next batch is decoded while the engine inserts this one. At most
    * one batch is written while another fills, which bounds memory at two batches.
    */
   private async pipelineFlush(gen: Generation): Promise<void> {
-    await this.awaitInFlight(gen);
+    await gen.inFlight;
     if (gen !== this.gen || this.stopping) return;
     this.sealBatch(gen);
     const inFlight = (async (): Promise<boolean> => {
@@ -510,7 +501,7 @@ export class StreamWorker {
         return false;
       })
       .finally(() => {
-        // Done: the timer may flush and commit again (a settle finds nothing in flight).
+        // Done: the timer may flush and commit again, and nothing waits for it any more.
         if (gen.inFlight === inFlight) gen.inFlight = undefined;
       });
     gen.inFlight = inFlight;

@@ -14,7 +14,10 @@ import {
 import type { ContentClass } from './accounting/content-class.ts';
 import { decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
 import type { DeadLetterReason, DeadLetterRow, RowFlag } from './model/records.ts';
-import { TOOL_CALL_COLUMNS, type ClickHouseSink, type ContextToRestore } from './sink/clickhouse.ts';
+import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from './model/mcp.ts';
+import { deriveDiscovery } from './discovery/discovery.ts';
+import { deriveServerStates, msToClickHouseTime, serverKey } from './mcp/lifecycle.ts';
+import { TOOL_CALL_COLUMNS, type ClickHouseSink, type ContextToRestore, type ServerToDerive } from './sink/clickhouse.ts';
 import { TsvWriter } from './sink/tsv.ts';
 import { listInputFiles, openInput, readLines, type InputFile, type SourceLine } from './source/file.ts';
 
@@ -24,12 +27,20 @@ export interface PipelineCounts {
   rowsWritten: number;
   toolCallRows: number;
   usageRows: number;
+  /** MCP lifecycle events (mcp_status, mcp_tools, mcp_tools_changed) stored in mcp_events. */
+  mcpEventRows: number;
   deadLetters: number;
   deadLettersByReason: Partial<Record<DeadLetterReason, number>>;
   flaggedRows: Partial<Record<RowFlag, number>>;
   /** Derived rows (not input events): estimates of tool outputs and threshold breaches. */
   estimateRows: number;
   breaches: number;
+  /** Tools registered by the stored tools/list snapshots (mcp_tool_registrations rows). */
+  mcpToolRegistrations: number;
+  /** Coalesced server-state rows of the servers seen (mcp_server_state, latest derivation). */
+  mcpServerStateRows: number;
+  /** Tool calls that are discovery events (searches, not-in-active-set refusals, MCP calls). */
+  discoveryEvents: number;
   blankLines: number;
   bytesRead: number;
 }
@@ -40,11 +51,15 @@ export function emptyCounts(): PipelineCounts {
     rowsWritten: 0,
     toolCallRows: 0,
     usageRows: 0,
+    mcpEventRows: 0,
     deadLetters: 0,
     deadLettersByReason: {},
     flaggedRows: {},
     estimateRows: 0,
     breaches: 0,
+    mcpToolRegistrations: 0,
+    mcpServerStateRows: 0,
+    discoveryEvents: 0,
     blankLines: 0,
     bytesRead: 0,
   };
@@ -72,7 +87,7 @@ export interface BatchWriterHooks {
  * it is decoded (its large texts are not kept); what the accounting needs stays.
  */
 type BufferedOutcome =
-  | { readonly kind: 'row'; readonly call: ToolOutput; readonly outputClass: ContentClass; readonly ingestedAt: string }
+  | { readonly kind: 'row'; readonly call: ToolOutput; readonly outputClass: ContentClass; readonly ingestedAt: string; readonly discovery: DiscoveryObservation | undefined }
   | Exclude<DecodeOutcome, { kind: 'row' }>;
 
 /** The events of one batch: tool-call rows already encoded, the rest as decoded. */
@@ -97,6 +112,16 @@ interface PreparedBatch {
   readonly tokenUsage: TokenUsageRow[];
   readonly breaches: BreachRow[];
   readonly usageEvents: number;
+  readonly mcpEvents: McpEventRow[];
+  readonly registrations: McpToolRegistrationRow[];
+  readonly discovery: DiscoveryObservation[];
+}
+
+/** Versions of derived rows: strictly increasing in a process, so a later derivation always wins. */
+let lastComputedMs = 0;
+function nextComputedAt(): string {
+  lastComputedMs = Math.max(Date.now(), lastComputedMs + 1);
+  return msToClickHouseTime(lastComputedMs);
 }
 
 /**
@@ -137,6 +162,7 @@ export class BatchWriter {
         kind: 'row',
         outputClass: o.outputClass,
         ingestedAt: r.ingested_at,
+        discovery: o.discovery,
         call: { event_id: r.event_id, ts: r.ts, harness: r.harness, session_id: r.session_id, agent_id: r.agent_id, turn_id: r.turn_id, model: r.model, images: r.images, output_bytes: r.output_bytes, source: r.source },
       });
     } else b.outcomes.push(o);
@@ -175,11 +201,18 @@ export class BatchWriter {
     const deadLetters: DeadLetterRow[] = [];
     const tokenUsage: TokenUsageRow[] = [];
     const breaches: BreachRow[] = [];
+    const mcpEvents: McpEventRow[] = [];
+    const registrations: McpToolRegistrationRow[] = [];
+    const discovery: DiscoveryObservation[] = [];
     let usageEvents = 0;
     for (const o of outcomes) {
       let result: AccountingResult = {};
       if (o.kind === 'dead') deadLetters.push(o.dead);
-      else if (o.kind === 'row') {
+      else if (o.kind === 'mcp') {
+        mcpEvents.push(o.event);
+        for (const r of o.registrations) registrations.push(r);
+      } else if (o.kind === 'row') {
+        if (o.discovery) discovery.push(o.discovery);
         result = this.accountant.onToolOutput(o.call, o.outputClass, o.ingestedAt);
       } else {
         usageEvents++;
@@ -188,7 +221,54 @@ export class BatchWriter {
       if (result.usage) tokenUsage.push(result.usage);
       if (result.breach) breaches.push(result.breach);
     }
-    return { deadLetters, tokenUsage, breaches, usageEvents };
+    return { deadLetters, tokenUsage, breaches, usageEvents, mcpEvents, registrations, discovery };
+  }
+
+  /** Server-state rows last written per server (what mcpServerStateRows sums). */
+  private readonly stateRowsByServer = new Map<string, number>();
+
+  /**
+   * Recomputes the derived MCP tables of every server and session context this batch touched,
+   * from everything stored (this batch's events are written first), by event time: late and
+   * out-of-order events, in this batch or an earlier one, land where their time puts them.
+   */
+  private async writeDerived(b: PreparedBatch): Promise<void> {
+    const computedAt = nextComputedAt();
+    if (b.mcpEvents.length > 0) {
+      const servers = new Map<string, ServerToDerive>();
+      for (const e of b.mcpEvents) servers.set(serverKey(e), { sessionId: e.session_id, agentId: e.agent_id, server: e.server });
+      const byServer = new Map<string, McpEventRow[]>();
+      for (const e of await this.sink.loadMcpEvents([...servers.values()])) {
+        const k = serverKey(e);
+        const list = byServer.get(k);
+        if (list) list.push(e);
+        else byServer.set(k, [e]);
+      }
+      const rows = [];
+      for (const [k, events] of byServer) {
+        const derived = deriveServerStates(events, computedAt);
+        this.counts.mcpServerStateRows += derived.length - (this.stateRowsByServer.get(k) ?? 0);
+        this.stateRowsByServer.set(k, derived.length);
+        for (const r of derived) rows.push(r);
+      }
+      await this.sink.writeMcpServerStates(rows);
+    }
+    if (b.discovery.length > 0) {
+      const contexts = new Map<string, { sessionId: string; agentId: string }>();
+      for (const o of b.discovery) contexts.set(contextKey(o.session_id, o.agent_id), { sessionId: o.session_id, agentId: o.agent_id });
+      const byContext = new Map<string, Map<string, DiscoveryObservation>>();
+      const add = (o: DiscoveryObservation): void => {
+        const k = contextKey(o.session_id, o.agent_id);
+        let m = byContext.get(k);
+        if (!m) byContext.set(k, (m = new Map()));
+        if (!m.has(o.event_id)) m.set(o.event_id, o); // the first stored copy stays
+      };
+      for (const o of await this.sink.loadDiscoveryObservations([...contexts.values()])) add(o);
+      for (const o of b.discovery) add(o);
+      const rows = [];
+      for (const m of byContext.values()) for (const r of deriveDiscovery([...m.values()], computedAt)) rows.push(r);
+      await this.sink.writeDiscoveryEvents(rows);
+    }
   }
 
   /** Takes the buffered events off the buffer as the batch to write next (no-op when one is sealed). */
@@ -214,12 +294,18 @@ export class BatchWriter {
     await this.sink.writeToolCallsTsv(sealed.buffer.toolCalls.bytes());
     await this.sink.writeTokenUsage(b.tokenUsage);
     await this.sink.writeBreaches(b.breaches);
+    await this.sink.writeMcpEvents(b.mcpEvents);
+    await this.sink.writeMcpToolRegistrations(b.registrations);
+    await this.writeDerived(b);
     this.sealed = undefined;
     const c = this.counts;
     const toolCalls = sealed.buffer.toolCalls.rows;
     c.toolCallRows += toolCalls;
     c.usageRows += b.usageEvents;
-    c.rowsWritten += toolCalls + b.usageEvents;
+    c.mcpEventRows += b.mcpEvents.length;
+    c.mcpToolRegistrations += b.registrations.length;
+    c.discoveryEvents += b.discovery.length;
+    c.rowsWritten += toolCalls + b.usageEvents + b.mcpEvents.length;
     c.deadLetters += b.deadLetters.length;
     c.estimateRows += b.tokenUsage.length - b.usageEvents;
     c.breaches += b.breaches.length;

@@ -12,6 +12,8 @@ export interface CatalogueRow {
   readonly large: readonly string[];
   readonly specific: readonly string[];
   readonly note?: string;
+  /** 'search' on a family's tool-search meta-tool (SPEC §6). */
+  readonly discovery?: 'search';
 }
 
 /** Every row, checked against the row type at compile time. */
@@ -30,6 +32,16 @@ for (const row of CATALOGUE_ROWS) {
 /** The row of a tool in a family, or of an MCP meta-tool, or undefined. */
 export function findCatalogueRow(namespace: ToolNamespace, name: string): CatalogueRow | undefined {
   return byKey.get(`${namespace}\u0000${name}`) ?? byKey.get(`${META_TOOL_NAMESPACE}\u0000${name}`);
+}
+
+/** True when the tool is its family's (or the MCP) tool-search meta-tool. */
+export function isSearchMetaTool(namespace: ToolNamespace, name: string): boolean {
+  return findCatalogueRow(namespace, name)?.discovery === 'search';
+}
+
+/** The search meta-tools, as `namespace/name` keys (derived from the rows). */
+export function listSearchMetaTools(): readonly string[] {
+  return CATALOGUE_ROWS.filter((r) => r.discovery === 'search').map((r) => `${r.ns}/${r.name}`);
 }
 
 /** Tools of each namespace, in declaration order. */
@@ -51,8 +63,8 @@ export function listReadOnlyTools(): readonly string[] {
 /** The catalogue as a Markdown table (the README's catalogue section is generated from this). */
 export function renderCatalogueMarkdown(): string {
   const lines = [
-    '| namespace | tool | kind | read-only | canonical input ← raw parameters | large | family-specific |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    '| namespace | tool | kind | read-only | canonical input ← raw parameters | large | family-specific | discovery |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const r of CATALOGUE_ROWS) {
     const mapping =
@@ -63,7 +75,7 @@ export function renderCatalogueMarkdown(): string {
             .join('; ');
     const list = (xs: readonly string[]): string => (xs.length ? xs.map((x) => `\`${x}\``).join(', ') : '');
     lines.push(
-      `| ${r.ns} | \`${r.name}\` | ${r.kind} | ${r.readOnly ? 'yes' : 'no'} | ${mapping} | ${list(r.large)} | ${list(r.specific)} |`,
+      `| ${r.ns} | \`${r.name}\` | ${r.kind} | ${r.readOnly ? 'yes' : 'no'} | ${mapping} | ${list(r.large)} | ${list(r.specific)} | ${r.discovery === 'search' ? 'search meta-tool' : ''} |`,
     );
   }
   return lines.join('\n');

@@ -16,6 +16,8 @@
 //   large     raw fields that carry bulk content (never projected)
 //   specific  raw fields that are family-specific flags or options (not projected)
 //   note      where the parameter names come from, when not from the family's public schema
+//   discovery 'search' on the family's tool-search meta-tool (SPEC §6): its calls are the
+//             discovery events (query, the tools the result named, budget refusals)
 
 export const CATALOGUE = [
   // ---------------------------------------------------------------- grok_build (PascalCase family)
@@ -109,6 +111,10 @@ export const CATALOGUE = [
     input: { pattern: ['query'] }, large: [], specific: [] },
   { ns: 'codex', name: 'spawn_agent', kind: 'other', label: 'Spawn agent', readOnly: false,
     input: null, large: ['message'], specific: ['agent_type', 'fork_context'] },
+  // Codex's BM25 search over apps' MCP tools (codex-rs core/templates/search_tool): apps tools
+  // stay hidden until a search lists them; its result carries a `tools` list.
+  { ns: 'codex', name: 'search_tool_bm25', kind: 'search', label: 'Search MCP tools', readOnly: true,
+    input: { pattern: ['query'], limit: ['limit'] }, large: [], specific: [], discovery: 'search' },
   { ns: 'codex', name: 'list_mcp_resources', kind: 'read', label: 'List MCP resources', readOnly: true,
     input: null, large: [], specific: ['server', 'cursor'] },
   { ns: 'codex', name: 'read_mcp_resource', kind: 'read', label: 'Read MCP resource', readOnly: true,
@@ -230,6 +236,10 @@ export const CATALOGUE = [
     input: null, large: ['plan'], specific: ['allowedPrompts'] },
   { ns: 'claude_code', name: 'EnterPlanMode', kind: 'switch_mode', label: 'Enter plan mode', readOnly: true,
     input: null, large: [], specific: [] },
+  // Claude Code defers MCP tool schemas behind ToolSearch; its result names tools as
+  // tool_reference blocks (research notes, users-and-standards).
+  { ns: 'claude_code', name: 'ToolSearch', kind: 'search', label: 'Search MCP tools', readOnly: true,
+    input: { pattern: ['query'], limit: ['max_results'] }, large: [], specific: [], discovery: 'search' },
   { ns: 'claude_code', name: 'ListMcpResourcesTool', kind: 'read', label: 'List MCP resources', readOnly: true,
     input: null, large: [], specific: ['server'] },
   { ns: 'claude_code', name: 'ReadMcpResourceTool', kind: 'read', label: 'Read MCP resource', readOnly: true,
@@ -239,7 +249,7 @@ export const CATALOGUE = [
   // MCP tools are reachable through these two stable entry points (SPEC §1). A use_tool call is
   // attributed to the tool it names; its projection comes from tool_input.
   { ns: 'mcp', name: 'search_tool', kind: 'search', label: 'Search MCP tools', readOnly: true,
-    input: { pattern: ['query'], limit: ['limit'] }, large: [], specific: [] },
+    input: { pattern: ['query'], limit: ['limit'] }, large: [], specific: [], discovery: 'search' },
   { ns: 'mcp', name: 'use_tool', kind: 'other', label: 'Call MCP tool', readOnly: false,
     input: null, large: ['tool_input'], specific: ['tool_name'] },
 ] as const;

@@ -12,6 +12,10 @@ import { createProgressBar } from './progress.ts';
 import {
   BREACHES_REPORT_SQL,
   DEAD_LETTERS_REPORT_SQL,
+  DISCOVERY_BY_MODEL_SQL,
+  DISCOVERY_BY_TOOL_SQL,
+  DISCOVERY_REPORT_GROUPINGS,
+  MCP_REPORT_SQL,
   DRIFT_REPORT_SQL,
   TOOL_REPORT_GROUPINGS,
   toolsReportSql,
@@ -37,6 +41,11 @@ Commands:
   report breaches            Sessions that crossed the context threshold: when, at what %
   report drift               Estimated (bytes/4) vs observed tokens per harness / model / content class
   report dead-letters        Dead letters per reason, with an example source
+  report mcp                 Per MCP server: share of time connected, reconnects (since when), stale
+                             disconnects, restart-policy flags, tools by visibility, calls and errors
+  report discovery [--by model|tool]
+                             Tool discovery: searches per turn, budget exhaustion, not-in-active-set
+                             recoveries per model; per tool: reached through search or directly
   query "<SQL>"              Run SQL against the analytics tables
   consume --brokers H:P --topic T [--group G]
                              Stream worker: consume events from Kafka into ClickHouse
@@ -62,7 +71,7 @@ const OPTIONS = {
   format: { type: 'string', default: 'table' },
   db: { type: 'string' },
   clickhouse: { type: 'string' },
-  by: { type: 'string', default: 'tool' },
+  by: { type: 'string' },
   'threshold-pct': { type: 'string' },
   'headroom-tokens': { type: 'string' },
   models: { type: 'string' },
@@ -90,6 +99,7 @@ function summaryRows(counts: PipelineCounts, elapsedMs: number): Row[] {
     { metric: 'rows_written', value: counts.rowsWritten },
     { metric: 'rows_written.tool_calls', value: counts.toolCallRows },
     { metric: 'rows_written.usage', value: counts.usageRows },
+    { metric: 'rows_written.mcp_events', value: counts.mcpEventRows },
     { metric: 'dead_letters', value: counts.deadLetters },
   ];
   for (const [reason, n] of Object.entries(counts.deadLettersByReason)) rows.push({ metric: `dead_letters.${reason}`, value: n });
@@ -97,6 +107,9 @@ function summaryRows(counts: PipelineCounts, elapsedMs: number): Row[] {
   rows.push(
     { metric: 'estimates_written', value: counts.estimateRows },
     { metric: 'threshold_breaches', value: counts.breaches },
+    { metric: 'mcp_tool_registrations', value: counts.mcpToolRegistrations },
+    { metric: 'mcp_server_state_rows', value: counts.mcpServerStateRows },
+    { metric: 'discovery_events', value: counts.discoveryEvents },
     { metric: 'blank_lines_skipped', value: counts.blankLines },
     { metric: 'bytes_read', value: counts.bytesRead },
     { metric: 'elapsed_ms', value: Math.round(elapsedMs) },
@@ -204,6 +217,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
           const outcome = decodeEvent(line.bytes, line.source, '1970-01-01 00:00:00.000', limits);
           if (outcome.kind === 'dead') bad.push({ source: line.source, reason: outcome.dead.reason, detail: outcome.dead.detail });
           else if (outcome.kind === 'row' && outcome.row.flags.length) warnings.push({ source: line.source, reason: `warning: ${outcome.row.flags.join(',')}`, detail: `${outcome.row.harness}/${outcome.row.tool_name}` });
+          else if (outcome.kind === 'mcp') {
+            for (const r of outcome.registrations) if (r.flags.length) warnings.push({ source: line.source, reason: `warning: ${r.flags.join(',')}`, detail: `mcp_tools ${r.server}: ${r.qualified_name}` });
+          }
         }
       }
       const lines = [...bad, ...warnings];
@@ -217,15 +233,32 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     case 'report': {
       const [what] = rest;
-      if (what === 'tools') {
+      if (what === 'discovery') {
         const by = values.by;
+        if (by !== undefined && !(DISCOVERY_REPORT_GROUPINGS as readonly string[]).includes(by)) throw new UsageError(`--by must be one of ${DISCOVERY_REPORT_GROUPINGS.join(', ')} for report discovery`);
+        await withSink(values, async (sink) => {
+          // Both tables unless one is asked for; machine formats get one table (per model by default).
+          const both = by === undefined && format === 'table';
+          if (both || by !== 'tool') {
+            if (both) io.out('Discovery per model');
+            io.out(renderRows(await sink.queryRows<Row>(DISCOVERY_BY_MODEL_SQL), format));
+          }
+          if (both || by === 'tool') {
+            if (both) io.out('\nDiscovery per MCP tool');
+            io.out(renderRows(await sink.queryRows<Row>(DISCOVERY_BY_TOOL_SQL), format));
+          }
+        });
+        return 0;
+      }
+      if (what === 'tools') {
+        const by = values.by ?? 'tool';
         if (!(TOOL_REPORT_GROUPINGS as readonly string[]).includes(by)) throw new UsageError(`--by must be one of ${TOOL_REPORT_GROUPINGS.join(', ')}`);
         const rows = await withSink(values, (sink) => sink.queryRows<Row>(toolsReportSql(by as ToolReportGrouping)));
         io.out(renderRows(rows, format));
         return 0;
       }
-      const sql = { 'dead-letters': DEAD_LETTERS_REPORT_SQL, usage: USAGE_REPORT_SQL, breaches: BREACHES_REPORT_SQL, drift: DRIFT_REPORT_SQL }[what ?? ''];
-      if (sql === undefined) throw new UsageError(`unknown report ${JSON.stringify(what ?? '')}: expected tools, usage, breaches, drift or dead-letters`);
+      const sql = { 'dead-letters': DEAD_LETTERS_REPORT_SQL, usage: USAGE_REPORT_SQL, breaches: BREACHES_REPORT_SQL, drift: DRIFT_REPORT_SQL, mcp: MCP_REPORT_SQL }[what ?? ''];
+      if (sql === undefined) throw new UsageError(`unknown report ${JSON.stringify(what ?? '')}: expected tools, usage, breaches, drift, mcp, discovery or dead-letters`);
       const rows = await withSink(values, (sink) => sink.queryRows<Row>(sql));
       io.out(renderRows(rows, format));
       return 0;

@@ -61,3 +61,185 @@ export const DRIFT_REPORT_SQL = `SELECT harness, model, drift_content_class AS c
   WHERE drift_observed_tokens IS NOT NULL
   GROUP BY harness, model, content_class
   ORDER BY harness, model, content_class`;
+
+/**
+ * Per MCP server (SPEC §7): how it behaved (share of observed time connected, reconnects and
+ * since when, stale disconnects, restarts and restart-policy flags), which tools the model could
+ * see (visibility in the latest snapshot of each session), and how its tools fared when called.
+ * A server's lifecycle figures are summed over the sessions it appeared in.
+ */
+export const MCP_REPORT_SQL = `WITH
+  per_session AS (
+    SELECT session_id, agent_id, server,
+      argMax(state, (ts, last_event_id)) AS state,
+      argMax(since, (ts, last_event_id)) AS since,
+      argMax(transport, (ts, last_event_id)) AS transport,
+      argMax(connected_ms, (ts, last_event_id)) AS connected_ms,
+      argMax(observed_ms, (ts, last_event_id)) AS observed_ms,
+      argMax(reconnects, (ts, last_event_id)) AS reconnects,
+      argMax(stale_disconnects, (ts, last_event_id)) AS stale_disconnects,
+      argMax(restarts, (ts, last_event_id)) AS restarts,
+      max(ts) AS last_seen,
+      countIf(reconnects > 0) AS reconnect_windows,
+      minIf(ts, reconnects > 0) AS first_reconnect
+    FROM mcp_server_state FINAL
+    GROUP BY session_id, agent_id, server
+  ),
+  lifecycle AS (
+    SELECT server,
+      count() AS sessions,
+      argMax(transport, last_seen) AS transport,
+      argMax(state, last_seen) AS state,
+      argMax(since, last_seen) AS since,
+      sum(connected_ms) AS connected_ms,
+      sum(observed_ms) AS observed_ms,
+      sum(reconnects) AS reconnects,
+      if(sum(reconnect_windows) = 0, NULL, minIf(first_reconnect, reconnect_windows > 0)) AS flapping_since,
+      sum(stale_disconnects) AS stale_disconnects,
+      sum(restarts) AS restarts
+    FROM per_session GROUP BY server
+  ),
+  policy AS (
+    SELECT server, arrayStringConcat(groupArray(concat(flag, '=', toString(n))), ' ') AS restart_flags
+    FROM (SELECT server, flag, count() AS n FROM mcp_server_state FINAL ARRAY JOIN flags AS flag
+          WHERE startsWith(flag, 'restart_') GROUP BY server, flag ORDER BY flag)
+    GROUP BY server
+  ),
+  tools AS (
+    SELECT server,
+      uniqExactIf(qualified_name, visibility = 'model_visible') AS tools_model_visible,
+      uniqExactIf(qualified_name, visibility = 'app_only') AS tools_app_only,
+      uniqExactIf(qualified_name, visibility = 'search_only') AS tools_search_only,
+      uniqExactIf(qualified_name, visibility = 'disabled') AS tools_disabled,
+      uniqExactIf(qualified_name, length(flags) > 0) AS tools_flagged
+    FROM mcp_tool_registrations FINAL
+    WHERE (session_id, agent_id, server, snapshot_event_id) IN (
+      SELECT session_id, agent_id, server, argMax(event_id, (ts, event_id)) FROM mcp_events FINAL
+      WHERE event_kind = 'tools' GROUP BY session_id, agent_id, server)
+    GROUP BY server
+  ),
+  calls AS (
+    SELECT mcp_server AS server, count() AS calls, countIf(status = 'error') AS errors
+    FROM tool_calls FINAL WHERE namespace = 'mcp' AND mcp_server != '' GROUP BY server
+  ),
+  servers AS (
+    SELECT server FROM (SELECT server FROM lifecycle UNION ALL SELECT server FROM tools UNION ALL SELECT server FROM calls) GROUP BY server
+  )
+SELECT s.server AS server,
+    lifecycle.sessions AS sessions,
+    lifecycle.transport AS transport,
+    lifecycle.state AS state,
+    lifecycle.since AS since,
+    round(if(lifecycle.observed_ms = 0, 0, lifecycle.connected_ms / lifecycle.observed_ms), 4) AS connected_share,
+    lifecycle.reconnects AS reconnects,
+    lifecycle.flapping_since AS flapping_since,
+    lifecycle.stale_disconnects AS stale_disconnects,
+    lifecycle.restarts AS restarts,
+    policy.restart_flags AS restart_flags,
+    tools.tools_model_visible AS model_visible,
+    tools.tools_app_only AS app_only,
+    tools.tools_search_only AS search_only,
+    tools.tools_disabled AS disabled,
+    tools.tools_flagged AS bad_names,
+    calls.calls AS calls,
+    round(if(calls.calls = 0, 0, calls.errors / calls.calls), 4) AS error_share
+  FROM servers AS s
+  LEFT JOIN lifecycle ON lifecycle.server = s.server
+  LEFT JOIN policy ON policy.server = s.server
+  LEFT JOIN tools ON tools.server = s.server
+  LEFT JOIN calls ON calls.server = s.server
+  ORDER BY reconnects + restarts + stale_disconnects DESC, calls DESC, server
+  SETTINGS join_use_nulls = 1`;
+
+export const DISCOVERY_REPORT_GROUPINGS = ['model', 'tool'] as const;
+export type DiscoveryReportGrouping = (typeof DISCOVERY_REPORT_GROUPINGS)[number];
+
+/**
+ * Discovery per model (SPEC §6): searches per turn (every turn with a tool call counts, so a
+ * model that never searches shows 0), how often a turn ran into the budget, the 4th+ searches a
+ * harness ran anyway, not-in-active-set refusals and how often the recovery they name followed
+ * (search, then a successful call, in the same turn), and the share of MCP calls whose tool an
+ * earlier search of the session had listed.
+ */
+export const DISCOVERY_BY_MODEL_SQL = `SELECT t.model AS model,
+    t.turns AS turns,
+    d.searches AS searches,
+    round(if(t.turns = 0, 0, d.searches / t.turns), 3) AS searches_per_turn,
+    d.turns_searching AS turns_searching,
+    d.budget_refusals AS budget_refusals,
+    round(if(d.turns_searching = 0, 0, d.turns_exhausted / d.turns_searching), 4) AS budget_exhaustion_rate,
+    d.budget_exceeded AS budget_exceeded,
+    d.refusals AS not_in_active_set,
+    d.recovered AS recovered,
+    round(if(d.refusals = 0, 0, d.recovered / d.refusals), 4) AS recovery_rate,
+    d.mcp_calls AS mcp_calls,
+    round(if(d.mcp_calls = 0, 0, d.after_search / d.mcp_calls), 4) AS share_after_search
+  FROM (SELECT model, uniqExact(session_id, agent_id, turn_id) AS turns FROM tool_calls FINAL GROUP BY model) AS t
+  LEFT JOIN (
+    SELECT model,
+      countIf(discovery_kind = 'search') AS searches,
+      uniqExactIf((session_id, agent_id, turn_id), discovery_kind = 'search') AS turns_searching,
+      countIf(budget_refusal) AS budget_refusals,
+      uniqExactIf((session_id, agent_id, turn_id), budget_refusal) AS turns_exhausted,
+      countIf(has(flags, 'search_budget_exceeded')) AS budget_exceeded,
+      countIf(discovery_kind = 'refusal') AS refusals,
+      countIf(recovered) AS recovered,
+      countIf(discovery_kind = 'call') AS mcp_calls,
+      countIf(after_search) AS after_search
+    FROM discovery_events FINAL GROUP BY model
+  ) AS d ON d.model = t.model
+  ORDER BY searches DESC, turns DESC, model`;
+
+/**
+ * Discovery per MCP tool: how often it was reached through search vs called directly, and the
+ * verdict SPEC §6 asks for to decide which tools belong inline: called only after search, never
+ * searched for, searched and not found. A search "looked for" a tool when its query holds the
+ * tool's own name or its qualified name; it "listed" it when its result named it.
+ */
+export const DISCOVERY_BY_TOOL_SQL = `WITH
+  d AS (SELECT * FROM discovery_events FINAL),
+  known AS (
+    SELECT tool FROM (
+      SELECT qualified_name AS tool FROM mcp_tool_registrations FINAL WHERE length(flags) = 0
+      UNION ALL SELECT called_tool AS tool FROM d WHERE discovery_kind = 'call'
+      UNION ALL SELECT arrayJoin(result_tools) AS tool FROM d WHERE discovery_kind = 'search'
+    ) GROUP BY tool
+  ),
+  visibility AS (SELECT qualified_name AS tool, argMax(visibility, ts) AS visibility FROM mcp_tool_registrations FINAL GROUP BY tool),
+  called AS (SELECT called_tool AS tool, count() AS calls, countIf(after_search) AS after_search, countIf(status = 'error') AS errors FROM d WHERE discovery_kind = 'call' GROUP BY tool),
+  searched AS (
+    SELECT k.tool AS tool,
+      countIf(has(s.result_tools, k.tool)) AS listed,
+      countIf(positionCaseInsensitive(s.query, splitByString('__', k.tool)[2]) > 0) AS looked_for
+    FROM known AS k CROSS JOIN (SELECT query, result_tools FROM d WHERE discovery_kind = 'search') AS s
+    GROUP BY k.tool
+  ),
+  refused AS (
+    SELECT k.tool AS tool, count() AS refusals, countIf(r.recovered) AS recovered
+    FROM known AS k CROSS JOIN (SELECT refused_tool, recovered FROM d WHERE discovery_kind = 'refusal' AND refused_tool != '') AS r
+    WHERE k.tool = r.refused_tool OR endsWith(k.tool, concat('__', r.refused_tool))
+    GROUP BY k.tool
+  )
+SELECT k.tool AS tool,
+    splitByString('__', k.tool)[1] AS server,
+    ifNull(visibility.visibility, '') AS visibility,
+    ifNull(called.calls, 0) AS calls,
+    ifNull(called.after_search, 0) AS calls_after_search,
+    ifNull(called.calls, 0) - ifNull(called.after_search, 0) AS calls_direct,
+    ifNull(searched.listed, 0) AS listed_by_search,
+    ifNull(searched.looked_for, 0) AS looked_for,
+    ifNull(refused.refusals, 0) AS not_in_active_set,
+    ifNull(refused.recovered, 0) AS recovered,
+    multiIf(
+      calls > 0 AND calls_after_search = calls, 'called only after search',
+      looked_for > 0 AND listed_by_search = 0, 'searched and not found',
+      listed_by_search = 0 AND looked_for = 0, 'never searched for',
+      calls = 0, 'found, never called',
+      'called directly and after search') AS verdict
+  FROM known AS k
+  LEFT JOIN visibility ON visibility.tool = k.tool
+  LEFT JOIN called ON called.tool = k.tool
+  LEFT JOIN searched ON searched.tool = k.tool
+  LEFT JOIN refused ON refused.tool = k.tool
+  ORDER BY calls DESC, listed_by_search DESC, tool
+  SETTINGS join_use_nulls = 1`;

@@ -8,6 +8,9 @@ import { TOOL_META_VERSION, type Harness } from '../canonical/meta.ts';
 import { U64_MAX } from '../accounting/arithmetic.ts';
 import { classifyContent, type ContentClass } from '../accounting/content-class.ts';
 import type { DeadLetterReason, DeadLetterRow, ToolCallRow } from '../model/records.ts';
+import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '../model/mcp.ts';
+import { observeDiscovery } from '../discovery/discovery.ts';
+import { deriveRegistrations, type SnapshotTool } from '../mcp/registrations.ts';
 import { projectToolCall } from '../transform/project.ts';
 import { indexObject } from './spans.ts';
 
@@ -41,11 +44,45 @@ export interface UsageRecord {
 }
 
 export type DecodeOutcome =
-  | { readonly kind: 'row'; readonly row: ToolCallRow; readonly outputClass: ContentClass }
+  | { readonly kind: 'row'; readonly row: ToolCallRow; readonly outputClass: ContentClass; readonly discovery: DiscoveryObservation | undefined }
   | { readonly kind: 'usage'; readonly usage: UsageRecord }
+  | { readonly kind: 'mcp'; readonly event: McpEventRow; readonly registrations: readonly McpToolRegistrationRow[] }
   | { readonly kind: 'dead'; readonly dead: DeadLetterRow };
 
-export const EVENT_TYPES = ['tool_call', 'usage'] as const;
+export const EVENT_TYPES = ['tool_call', 'usage', 'mcp_status', 'mcp_tools', 'mcp_tools_changed'] as const;
+
+/** The fields every MCP lifecycle event carries (schemas/mcp-*-event.v1.schema.json). */
+interface McpEventBase {
+  schema: 'toolcanon.event/v1';
+  ts: string;
+  harness: Harness;
+  session_id: string;
+  agent_id?: string;
+  server: string;
+  client_id: string;
+  event_id?: string;
+}
+
+interface McpStatusEvent extends McpEventBase {
+  type: 'mcp_status';
+  transport: 'stdio' | 'http';
+  state: 'connecting' | 'connected' | 'disconnected' | 'restarting' | 'failed' | 'disabled' | 'removed';
+  attempt?: number;
+  backoff_ms?: number;
+  error?: string;
+}
+
+interface McpToolsEvent extends McpEventBase {
+  type: 'mcp_tools';
+  mcp_initialized: boolean;
+  tools: SnapshotTool[];
+}
+
+interface McpToolsChangedEvent extends McpEventBase {
+  type: 'mcp_tools_changed';
+}
+
+type McpEvent = McpStatusEvent | McpToolsEvent | McpToolsChangedEvent;
 
 interface ToolCallEvent {
   schema: 'toolcanon.event/v1';
@@ -93,6 +130,11 @@ function loadSchema(file: string): object {
 /** Compiled once per process. */
 const validateToolCall = ajv.compile<ToolCallEvent>(loadSchema('tool-call-event.v1.schema.json'));
 const validateUsage = ajv.compile<UsageEvent>(loadSchema('usage-event.v1.schema.json'));
+const validateMcp = {
+  mcp_status: ajv.compile<McpStatusEvent>(loadSchema('mcp-status-event.v1.schema.json')),
+  mcp_tools: ajv.compile<McpToolsEvent>(loadSchema('mcp-tools-event.v1.schema.json')),
+  mcp_tools_changed: ajv.compile<McpToolsChangedEvent>(loadSchema('mcp-tools-changed-event.v1.schema.json')),
+} as const;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** One-shot hashing (Node >= 20.12) skips a Hash object per event; older 20.x fall back. */
@@ -223,6 +265,11 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
     if (!validateUsage(parsed)) return schemaDeadLetter(validateUsage.errors, parsed, dead);
     return decodeUsage(parsed, line, text, index?.members, source, ingestedAt, dead);
   }
+  if (type === 'mcp_status' || type === 'mcp_tools' || type === 'mcp_tools_changed') {
+    const validate = validateMcp[type];
+    if (!validate(parsed)) return schemaDeadLetter(validate.errors, parsed, dead);
+    return decodeMcp(parsed as McpEvent, line, text, source, ingestedAt, dead);
+  }
   if (type !== undefined && type !== 'tool_call') {
     return dead('schema', `/type: must be one of ${EVENT_TYPES.map((t) => JSON.stringify(t)).join(', ')} (got ${preview(type)})`);
   }
@@ -236,16 +283,37 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   const wasString = typeof event.input === 'string';
   const rawInput = wasString ? (event.input as string) : text.slice(inputSpan?.start ?? 0, inputSpan?.end ?? 0);
   const p = projectToolCall(event.harness, event.tool, { text: rawInput, wasString });
+  const eventId = event.event_id ?? sha256Hex(line, 32);
+  const agentId = event.agent_id ?? '';
   return {
     kind: 'row',
     outputClass: event.output === undefined ? 'empty' : classifyContent(event.output),
+    discovery: observeDiscovery({
+      event_id: eventId,
+      ts,
+      harness: event.harness,
+      session_id: event.session_id,
+      agent_id: agentId,
+      turn_id: event.turn_id,
+      model: event.model,
+      tool: event.tool,
+      status: event.status,
+      rawInput,
+      output: event.output,
+      error: event.error,
+      namespace: p.namespace,
+      mcpServer: p.mcpServer,
+      mcpTool: p.mcpTool,
+      source,
+      ingestedAt,
+    }),
     row: {
-      event_id: event.event_id ?? sha256Hex(line, 32),
+      event_id: eventId,
       ts,
       harness: event.harness,
       namespace: p.namespace,
       session_id: event.session_id,
-      agent_id: event.agent_id ?? '',
+      agent_id: agentId,
       turn_id: event.turn_id,
       call_id: event.call_id,
       model: event.model,
@@ -285,6 +353,47 @@ function schemaDeadLetter(errors: ErrorObject[] | null | undefined, parsed: unkn
   const first = errors?.[0];
   const { reason, detail } = first ? describeSchemaError(first, parsed) : { reason: 'schema' as const, detail: 'invalid event' };
   return dead(reason, detail);
+}
+
+/** An MCP lifecycle event: the raw event as a row, and a snapshot's registrations. */
+function decodeMcp(
+  event: McpEvent,
+  line: Uint8Array,
+  text: string,
+  source: string,
+  ingestedAt: string,
+  dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome,
+): DecodeOutcome {
+  const ts = toClickHouseTime(event.ts);
+  if (ts === undefined) return dead('schema', `/ts: not a valid date: ${event.ts}`);
+  const eventId = event.event_id ?? sha256Hex(line, 32);
+  const agentId = event.agent_id ?? '';
+  const status = event.type === 'mcp_status' ? event : undefined;
+  const tools = event.type === 'mcp_tools' ? event : undefined;
+  const row: McpEventRow = {
+    event_id: eventId,
+    ts,
+    harness: event.harness,
+    session_id: event.session_id,
+    agent_id: agentId,
+    server: event.server,
+    client_id: event.client_id,
+    event_kind: status ? 'status' : tools ? 'tools' : 'tools_changed',
+    transport: status?.transport ?? '',
+    state: status?.state ?? '',
+    attempt: status?.attempt ?? null,
+    backoff_ms: status?.backoff_ms ?? null,
+    error: status?.error ?? '',
+    mcp_initialized: tools?.mcp_initialized ?? null,
+    tool_count: tools ? tools.tools.length : null,
+    raw: text,
+    source,
+    ingested_at: ingestedAt,
+  };
+  const registrations = tools
+    ? deriveRegistrations(eventId, { ts, harness: event.harness, session_id: event.session_id, agent_id: agentId, server: event.server, client_id: event.client_id, mcp_initialized: tools.mcp_initialized, source, ingested_at: ingestedAt }, tools.tools)
+    : [];
+  return { kind: 'mcp', event: row, registrations };
 }
 
 const TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'context_window_tokens'] as const;

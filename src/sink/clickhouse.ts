@@ -6,6 +6,7 @@ import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { ContentClass } from '../accounting/content-class.ts';
 import type { BreachRow, FigureSource, SessionState, TokenUsageRow } from '../accounting/session.ts';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
+import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
 import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL } from './ddl.ts';
 import { encodeTsv } from './tsv.ts';
 
@@ -78,6 +79,52 @@ const BREACH_COLUMNS = [
   'breach_id', 'session_id', 'agent_id', 'harness', 'ts', 'model', 'used_tokens', 'context_window_tokens', 'threshold_pct',
   'headroom_tokens', 'usage_pct', 'source', 'event_id', 'event_kind', 'ingested_at',
 ] as const satisfies readonly (keyof BreachRow)[];
+
+const MCP_EVENT_COLUMNS = [
+  'event_id', 'ts', 'harness', 'session_id', 'agent_id', 'server', 'client_id', 'event_kind', 'transport', 'state',
+  'attempt', 'backoff_ms', 'error', 'mcp_initialized', 'tool_count', 'raw', 'source', 'ingested_at',
+] as const satisfies readonly (keyof McpEventRow)[];
+
+const MCP_SERVER_STATE_COLUMNS = [
+  'state_id', 'harness', 'session_id', 'agent_id', 'server', 'event_kind', 'window_start', 'ts', 'coalesced_events',
+  'last_event_id', 'client_id', 'transport', 'state', 'since', 'connected_ms', 'observed_ms', 'reconnects',
+  'stale_disconnects', 'restarts', 'restart_attempt', 'backoff_ms', 'tools_changed_events', 'tool_count',
+  'mcp_initialized', 'error', 'flags', 'computed_at',
+] as const satisfies readonly (keyof McpServerStateRow)[];
+
+const MCP_TOOL_REGISTRATION_COLUMNS = [
+  'registration_id', 'snapshot_event_id', 'ts', 'harness', 'session_id', 'agent_id', 'server', 'client_id',
+  'qualified_name', 'mcp_server', 'mcp_tool', 'visibility', 'model_visible', 'disabled', 'ui_resource_uri',
+  'mcp_initialized', 'flags', 'source', 'ingested_at',
+] as const satisfies readonly (keyof McpToolRegistrationRow)[];
+
+/** The observation columns of discovery_events (what a recomputation reads back). */
+const DISCOVERY_OBSERVATION_COLUMNS = [
+  'event_id', 'ts', 'harness', 'session_id', 'agent_id', 'turn_id', 'model', 'discovery_kind', 'tool_name', 'status',
+  'query', 'result_tools', 'reported_budget_exhausted', 'refused_tool', 'recovery_query', 'called_tool', 'source', 'ingested_at',
+] as const satisfies readonly (keyof DiscoveryObservation)[];
+
+const DISCOVERY_EVENT_COLUMNS = [
+  ...DISCOVERY_OBSERVATION_COLUMNS, 'turn_search_seq', 'budget_refusal', 'recovery_searched', 'recovered', 'after_search', 'flags', 'computed_at',
+] as const satisfies readonly (keyof DiscoveryEventRow)[];
+
+// Compile-time checks that each column list names every field of its row.
+type Missing<T, L extends readonly (keyof T)[]> = [Exclude<keyof T, L[number]>] extends [never] ? true : never;
+const columnListsComplete: [
+  Missing<McpEventRow, typeof MCP_EVENT_COLUMNS>,
+  Missing<McpServerStateRow, typeof MCP_SERVER_STATE_COLUMNS>,
+  Missing<McpToolRegistrationRow, typeof MCP_TOOL_REGISTRATION_COLUMNS>,
+  Missing<DiscoveryObservation, typeof DISCOVERY_OBSERVATION_COLUMNS>,
+  Missing<DiscoveryEventRow, typeof DISCOVERY_EVENT_COLUMNS>,
+] = [true, true, true, true, true];
+void columnListsComplete;
+
+/** One server's lifecycle: the events of a server in a session (and agent). */
+export interface ServerToDerive {
+  readonly sessionId: string;
+  readonly agentId: string;
+  readonly server: string;
+}
 
 export interface ImportFileState {
   readonly sizeBytes: number;
@@ -194,6 +241,51 @@ export class ClickHouseSink {
 
   async writeBreaches(rows: readonly BreachRow[]): Promise<void> {
     await this.insertTsv('threshold_breaches', rows, BREACH_COLUMNS);
+  }
+
+  async writeMcpEvents(rows: readonly McpEventRow[]): Promise<void> {
+    await this.insertTsv('mcp_events', rows, MCP_EVENT_COLUMNS);
+  }
+
+  async writeMcpServerStates(rows: readonly McpServerStateRow[]): Promise<void> {
+    await this.insertTsv('mcp_server_state', rows, MCP_SERVER_STATE_COLUMNS);
+  }
+
+  async writeMcpToolRegistrations(rows: readonly McpToolRegistrationRow[]): Promise<void> {
+    await this.insertTsv('mcp_tool_registrations', rows, MCP_TOOL_REGISTRATION_COLUMNS);
+  }
+
+  async writeDiscoveryEvents(rows: readonly DiscoveryEventRow[]): Promise<void> {
+    await this.insertTsv('discovery_events', rows, DISCOVERY_EVENT_COLUMNS);
+  }
+
+  /** Every stored lifecycle event of the given servers (one copy per event id), raw text left out. */
+  async loadMcpEvents(servers: readonly ServerToDerive[]): Promise<McpEventRow[]> {
+    if (servers.length === 0) return [];
+    const rows = await this.queryRows<Omit<McpEventRow, 'backoff_ms'> & { backoff_ms: string | null }>({
+      query: `SELECT ${MCP_EVENT_COLUMNS.filter((c) => c !== 'raw').join(', ')}, '' AS raw
+        FROM mcp_events
+        WHERE (session_id, agent_id, server) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
+                                                 FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)}, {servers:Array(String)})) AS p))
+        ORDER BY ingested_at DESC
+        LIMIT 1 BY session_id, agent_id, server, event_id`,
+      query_params: { sids: servers.map((s) => s.sessionId), aids: servers.map((s) => s.agentId), servers: servers.map((s) => s.server) },
+    });
+    return rows.map((r) => ({ ...r, backoff_ms: r.backoff_ms === null ? null : Number(r.backoff_ms) }));
+  }
+
+  /** The stored discovery observations of the given session contexts (one copy per event id). */
+  async loadDiscoveryObservations(contexts: readonly { sessionId: string; agentId: string }[]): Promise<DiscoveryObservation[]> {
+    if (contexts.length === 0) return [];
+    return this.queryRows<DiscoveryObservation>({
+      query: `SELECT ${DISCOVERY_OBSERVATION_COLUMNS.join(', ')}
+        FROM discovery_events
+        WHERE (session_id, agent_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2)
+                                         FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)})) AS p))
+        ORDER BY computed_at DESC
+        LIMIT 1 BY session_id, agent_id, event_id`,
+      query_params: { sids: contexts.map((c) => c.sessionId), aids: contexts.map((c) => c.agentId) },
+    });
   }
 
   /** What an importer has read of each file, by path. */

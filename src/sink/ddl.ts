@@ -167,6 +167,121 @@ export const MIGRATIONS: readonly Migration[] = [
         `ALTER TABLE ${table} MODIFY SETTING vertical_merge_algorithm_min_rows_to_activate = 1, vertical_merge_algorithm_min_columns_to_activate = 1, merge_max_block_size = 2048`,
     ),
   },
+  {
+    version: 6,
+    description: 'MCP lifecycle and tool discovery: mcp_events, mcp_server_state, mcp_tool_registrations, discovery_events',
+    // Raw lifecycle events are all kept (deduplicated by id). The derived tables are recomputed
+    // per server / per session and agent from everything stored, by event time, whenever new
+    // events of theirs arrive: a row keeps its id and the latest computation wins (computed_at).
+    statements: [
+      `CREATE TABLE IF NOT EXISTS mcp_events (
+        event_id String,
+        ts DateTime64(3, 'UTC'),
+        harness LowCardinality(String),
+        session_id String,
+        agent_id String,
+        server String,
+        client_id String,
+        event_kind LowCardinality(String),
+        transport LowCardinality(String),
+        state LowCardinality(String),
+        attempt Nullable(UInt32),
+        backoff_ms Nullable(UInt64),
+        error String,
+        mcp_initialized Nullable(Bool),
+        tool_count Nullable(UInt32),
+        raw String,
+        source String,
+        ingested_at DateTime64(3, 'UTC')
+      ) ENGINE = ReplacingMergeTree(ingested_at)
+      PARTITION BY toYYYYMM(ts)
+      ORDER BY (session_id, agent_id, server, event_id)
+      SETTINGS vertical_merge_algorithm_min_rows_to_activate = 1, vertical_merge_algorithm_min_columns_to_activate = 1, merge_max_block_size = 2048`,
+      `CREATE TABLE IF NOT EXISTS mcp_server_state (
+        state_id String,
+        harness LowCardinality(String),
+        session_id String,
+        agent_id String,
+        server String,
+        event_kind LowCardinality(String),
+        window_start DateTime64(3, 'UTC'),
+        ts DateTime64(3, 'UTC'),
+        coalesced_events UInt32,
+        last_event_id String,
+        client_id String,
+        transport LowCardinality(String),
+        state LowCardinality(String),
+        since DateTime64(3, 'UTC'),
+        connected_ms UInt64,
+        observed_ms UInt64,
+        reconnects UInt32,
+        stale_disconnects UInt32,
+        restarts UInt32,
+        restart_attempt UInt32,
+        backoff_ms Nullable(UInt64),
+        tools_changed_events UInt64,
+        tool_count Nullable(UInt32),
+        mcp_initialized Nullable(Bool),
+        error String,
+        flags Array(LowCardinality(String)),
+        computed_at DateTime64(3, 'UTC')
+      ) ENGINE = ReplacingMergeTree(computed_at)
+      PARTITION BY toYYYYMM(window_start)
+      ORDER BY (session_id, agent_id, server, event_kind, window_start)`,
+      `CREATE TABLE IF NOT EXISTS mcp_tool_registrations (
+        registration_id String,
+        snapshot_event_id String,
+        ts DateTime64(3, 'UTC'),
+        harness LowCardinality(String),
+        session_id String,
+        agent_id String,
+        server String,
+        client_id String,
+        qualified_name String,
+        mcp_server String,
+        mcp_tool String,
+        visibility LowCardinality(String),
+        model_visible Bool,
+        disabled Bool,
+        ui_resource_uri String,
+        mcp_initialized Bool,
+        flags Array(LowCardinality(String)),
+        source String,
+        ingested_at DateTime64(3, 'UTC')
+      ) ENGINE = ReplacingMergeTree(ingested_at)
+      PARTITION BY toYYYYMM(ts)
+      ORDER BY (session_id, server, snapshot_event_id, qualified_name)`,
+      `CREATE TABLE IF NOT EXISTS discovery_events (
+        event_id String,
+        ts DateTime64(3, 'UTC'),
+        harness LowCardinality(String),
+        session_id String,
+        agent_id String,
+        turn_id String,
+        model LowCardinality(String),
+        discovery_kind LowCardinality(String),
+        tool_name String,
+        status LowCardinality(String),
+        query String,
+        result_tools Array(String),
+        reported_budget_exhausted Bool,
+        refused_tool String,
+        recovery_query String,
+        called_tool String,
+        turn_search_seq UInt32,
+        budget_refusal Bool,
+        recovery_searched Bool,
+        recovered Bool,
+        after_search Bool,
+        flags Array(LowCardinality(String)),
+        source String,
+        ingested_at DateTime64(3, 'UTC'),
+        computed_at DateTime64(3, 'UTC')
+      ) ENGINE = ReplacingMergeTree(computed_at)
+      PARTITION BY toYYYYMM(ts)
+      ORDER BY (session_id, agent_id, event_id)`,
+    ],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -31,6 +31,7 @@ describe('bad fixtures each end with their reason', () => {
     ['oversized-field.jsonl', ['oversized']],
     ['deep-nesting.jsonl', ['too_deep']],
     ['invalid-utf8.jsonl', ['invalid_utf8', 'invalid_utf8']],
+    ['mcp-lifecycle.jsonl', ['schema', 'schema', 'schema', 'schema', 'schema']],
     ['mcp-names.jsonl', ['row:bad_mcp_name', 'row:bad_mcp_name', 'row:bad_mcp_name', 'row:bad_mcp_name', 'row:bad_mcp_name']],
   ])('%s', (file, expected) => {
     expect(reasonsOf(file)).toEqual(expected);

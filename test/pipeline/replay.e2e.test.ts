@@ -32,17 +32,20 @@ describe('replay into embedded ClickHouse', () => {
   });
   afterAll(async () => cleanup?.());
 
-  it('accounts for every event: events in = tool_calls rows + usage rows + dead letters', async () => {
+  it('accounts for every event: events in = tool_calls rows + usage rows + mcp_events rows + dead letters', async () => {
     const expectedEvents = countFixtureEvents();
     expect(first.eventsRead).toBe(expectedEvents);
     expect(first.rowsWritten + first.deadLetters).toBe(expectedEvents);
     const toolCalls = await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL');
     const usage = await countOf(sink, "SELECT count() AS n FROM token_usage FINAL WHERE source = 'observed'");
     const dead = await countOf(sink, 'SELECT count() AS n FROM dead_letters FINAL');
+    const mcp = await countOf(sink, 'SELECT count() AS n FROM mcp_events FINAL');
     expect(toolCalls).toBe(first.toolCallRows);
     expect(usage).toBe(first.usageRows);
     expect(dead).toBe(first.deadLetters);
-    expect(toolCalls + usage + dead).toBe(expectedEvents);
+    expect(mcp).toBe(first.mcpEventRows);
+    expect(toolCalls + usage + mcp + dead).toBe(expectedEvents);
+    expect(mcp).toBeGreaterThan(50);
     expect(toolCalls).toBeGreaterThan(100);
     expect(usage).toBeGreaterThan(0);
   });
@@ -53,7 +56,7 @@ describe('replay into embedded ClickHouse', () => {
       invalid_json: 4,
       invalid_utf8: 2,
       oversized: 1,
-      schema: 12,
+      schema: 17,
       too_deep: 1,
       unknown_harness: 2,
     });

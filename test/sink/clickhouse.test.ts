@@ -39,7 +39,10 @@ describe('the embedded engine and its migrations', () => {
     expect(versions.map((v) => Number(v.version))).toEqual(MIGRATIONS.map((m) => m.version));
     expect(LATEST_SCHEMA_VERSION).toBe(MIGRATIONS.length);
     const tables = await sink.queryRows<{ name: string }>("SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name");
-    expect(tables.map((t) => t.name)).toEqual(['dead_letters', 'import_files', 'schema_migrations', 'threshold_breaches', 'token_usage', 'tool_calls']);
+    expect(tables.map((t) => t.name)).toEqual([
+      'dead_letters', 'discovery_events', 'import_files', 'mcp_events', 'mcp_server_state', 'mcp_tool_registrations',
+      'schema_migrations', 'threshold_breaches', 'token_usage', 'tool_calls',
+    ]);
   });
 
   it('starts the embedded engine with caches sized for one machine, not the server defaults', async () => {

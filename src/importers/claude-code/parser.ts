@@ -135,7 +135,11 @@ export function isPromptRecord(record: RawUserRecord): boolean {
   return prompt;
 }
 
-/** The tool_result content as text (text blocks joined by newlines) and its image count. */
+/**
+ * The tool_result content as text (text blocks joined by newlines) and its image count. A
+ * ToolSearch result lists the tools it found as `tool_reference` blocks: each becomes a line with
+ * the tool's name, so discovery reads which tools a search named.
+ */
 export function resultText(content: unknown): { text: string | undefined; images: number } {
   if (typeof content === 'string') return { text: content, images: 0 };
   if (!Array.isArray(content)) return { text: undefined, images: 0 };
@@ -144,6 +148,7 @@ export function resultText(content: unknown): { text: string | undefined; images
   for (const block of content as readonly unknown[]) {
     if (!isJsonObject(block)) continue;
     if (block['type'] === 'text' && typeof block['text'] === 'string') texts.push(block['text']);
+    else if (block['type'] === 'tool_reference' && typeof block['tool_name'] === 'string') texts.push(block['tool_name']);
     else if (block['type'] === 'image') images++;
   }
   return { text: texts.join('\n'), images };

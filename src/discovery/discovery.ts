@@ -1,0 +1,230 @@
+// Tool discovery (SPEC §6) read from ordinary tool calls: searches of a family's search
+// meta-tool, calls refused as "not in active set", and calls of MCP tools. Observation is per
+// call (at decode); what depends on other calls (the search's place in its turn, the budget,
+// whether a refusal recovered, whether a call was preceded by a search that named its tool) is
+// derived from all the observations of one session and agent, by event time, so every path and
+// every batching of the same events gives the same rows.
+import { parseMcpName, stripMcpPrefix } from '../canonical/mcp.ts';
+import type { Harness } from '../canonical/meta.ts';
+import { isSearchMetaTool } from '../catalogue/index.ts';
+import type { DiscoveryEventRow, DiscoveryObservation } from '../model/mcp.ts';
+
+/** Searches per agent turn before the harness must refuse with search-budget-exhausted. */
+export const SEARCH_BUDGET_PER_TURN = 3;
+
+/** What observation needs of a decoded tool call. */
+export interface DiscoveryInput {
+  readonly event_id: string;
+  readonly ts: string;
+  readonly harness: Harness;
+  readonly session_id: string;
+  readonly agent_id: string;
+  readonly turn_id: string;
+  readonly model: string;
+  readonly tool: string;
+  readonly status: 'ok' | 'error' | 'pending';
+  readonly rawInput: string;
+  readonly output: string | undefined;
+  readonly error: string | undefined;
+  readonly namespace: string;
+  readonly mcpServer: string;
+  readonly mcpTool: string;
+  readonly source: string;
+  readonly ingestedAt: string;
+}
+
+const REFUSAL = /Tool '([^']+)' not in active set/;
+const RECOVERY = /\(\s*query\s*=\s*'([^']*)'\s*\)/;
+const BUDGET = 'search-budget-exhausted';
+/** A qualified MCP name in free text (an optional harness prefix, then `server__tool`). */
+const QUALIFIED_IN_TEXT = /(?:^|[^A-Za-z0-9_-])((?:mcp__)?[A-Za-z0-9][A-Za-z0-9-]*(?:_[A-Za-z0-9-]+)*__[A-Za-z0-9][A-Za-z0-9_.-]*)/g;
+
+/** The discovery observation of one tool call, or undefined when it says nothing about discovery. */
+export function observeDiscovery(c: DiscoveryInput): DiscoveryObservation | undefined {
+  const base = {
+    event_id: c.event_id,
+    ts: c.ts,
+    harness: c.harness,
+    session_id: c.session_id,
+    agent_id: c.agent_id,
+    turn_id: c.turn_id,
+    model: c.model,
+    tool_name: c.tool,
+    status: c.status,
+    source: c.source,
+    ingested_at: c.ingestedAt,
+  };
+  const none = { query: '', result_tools: [] as string[], reported_budget_exhausted: false, refused_tool: '', recovery_query: '', called_tool: '' };
+  if (isSearchMetaTool(c.harness, c.tool)) {
+    const reported = (c.output?.includes(BUDGET) ?? false) || (c.error?.includes(BUDGET) ?? false);
+    return {
+      ...base,
+      ...none,
+      discovery_kind: 'search',
+      query: queryOf(c.rawInput),
+      result_tools: reported || c.output === undefined ? [] : namesInResult(c.output),
+      reported_budget_exhausted: reported,
+    };
+  }
+  const refusalText = refusalOf(c);
+  if (refusalText !== undefined) {
+    const m = REFUSAL.exec(refusalText);
+    return { ...base, ...none, discovery_kind: 'refusal', refused_tool: m?.[1] ?? '', recovery_query: RECOVERY.exec(refusalText)?.[1] ?? '' };
+  }
+  if (c.namespace === 'mcp' && c.mcpServer !== '' && c.mcpTool !== '') {
+    return { ...base, ...none, discovery_kind: 'call', called_tool: `${c.mcpServer}__${c.mcpTool}` };
+  }
+  return undefined;
+}
+
+function refusalOf(c: DiscoveryInput): string | undefined {
+  if (c.error !== undefined && c.error.includes(' not in active set')) return c.error;
+  if (c.status === 'error' && c.output !== undefined && c.output.includes(' not in active set')) return c.output;
+  return undefined;
+}
+
+function queryOf(rawInput: string): string {
+  try {
+    const v = JSON.parse(rawInput) as unknown;
+    if (typeof v === 'object' && v !== null && typeof (v as { query?: unknown }).query === 'string') return (v as { query: string }).query;
+  } catch {
+    // Not JSON: no query to read.
+  }
+  return '';
+}
+
+/** A valid qualified name (prefix stripped), or undefined. */
+function qualify(name: string, server?: string): string | undefined {
+  const stripped = stripMcpPrefix(name);
+  const direct = parseMcpName(stripped);
+  if (direct.ok) return direct.qualified;
+  if (server !== undefined && server !== '' && !stripped.includes('__')) {
+    const joined = parseMcpName(`${server}__${stripped}`);
+    if (joined.ok) return joined.qualified;
+  }
+  return undefined;
+}
+
+/**
+ * The qualified names a search result lists, in order, once each. JSON results are walked:
+ * results grouped by server (`{server, tools: [{name}]}`), tool entries naming `server_name` and
+ * `tool_name` (Codex), tool_reference blocks (Claude Code), or any `name` / `tool_name` holding a
+ * qualified name. A result that is not JSON is scanned for qualified names.
+ */
+export function namesInResult(output: string): string[] {
+  const out = new Set<string>();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(output);
+  } catch {
+    for (const m of output.matchAll(QUALIFIED_IN_TEXT)) {
+      const q = qualify(m[1] as string);
+      if (q !== undefined) out.add(q);
+    }
+    return [...out];
+  }
+  // inTools: the value is an entry of a `tools` list, where a bare name is its server's tool.
+  type Item = { value: unknown; server: string | undefined; inTools: boolean };
+  const stack: Item[] = [{ value: parsed, server: undefined, inTools: false }];
+  let steps = 0;
+  while (stack.length > 0 && steps++ < 100_000) {
+    const { value, server, inTools } = stack.pop() as Item;
+    if (typeof value === 'string') {
+      // A content block's text may itself hold the JSON result (MCP content arrays).
+      if (value.length > 1 && (value[0] === '{' || value[0] === '[')) {
+        try {
+          stack.push({ value: JSON.parse(value) as unknown, server, inTools: false });
+        } catch {
+          // Plain text.
+        }
+      }
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], server, inTools });
+      continue;
+    }
+    const o = value as Record<string, unknown>;
+    const ownServer = typeof o['server'] === 'string' ? o['server'] : typeof o['server_name'] === 'string' ? o['server_name'] : server;
+    for (const key of ['qualified_name', 'tool_name', 'name']) {
+      const v = o[key];
+      if (typeof v !== 'string') continue;
+      // Outside a tools list only a name that is already qualified counts (a server's own
+      // `name` is not a tool); Codex entries pair server_name with a bare tool_name.
+      const joinWith = inTools || (key === 'tool_name' && typeof o['server_name'] === 'string') ? ownServer : undefined;
+      const q = qualify(v, joinWith);
+      if (q !== undefined) {
+        out.add(q);
+        break;
+      }
+    }
+    const keys = Object.keys(o);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const k = keys[i] as string;
+      if (k === 'input_schema' || k === 'inputSchema' || k === 'description') continue;
+      stack.push({ value: o[k], server: ownServer, inTools: k === 'tools' });
+    }
+  }
+  return [...out];
+}
+
+/** True when a qualified name is the tool a refusal named (bare or qualified, any prefix). */
+function isNamedTool(qualified: string, named: string): boolean {
+  const n = stripMcpPrefix(named);
+  return qualified === n || qualified.endsWith(`__${n}`);
+}
+
+function byEventTime(a: DiscoveryObservation, b: DiscoveryObservation): number {
+  if (a.ts !== b.ts) return a.ts < b.ts ? -1 : 1;
+  return a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0;
+}
+
+/** The discovery rows of one session and agent, derived from all its observations. */
+export function deriveDiscovery(observations: readonly DiscoveryObservation[], computedAt: string): DiscoveryEventRow[] {
+  const seen = new Set<string>();
+  const ordered = observations.filter((o) => (seen.has(o.event_id) ? false : (seen.add(o.event_id), true))).sort(byEventTime);
+  const searchesInTurn = new Map<string, number>();
+  const listed = new Set<string>();
+  const rows: DiscoveryEventRow[] = [];
+  for (let i = 0; i < ordered.length; i++) {
+    const o = ordered[i] as DiscoveryObservation;
+    const row: DiscoveryEventRow = {
+      ...o,
+      turn_search_seq: 0,
+      budget_refusal: false,
+      recovery_searched: false,
+      recovered: false,
+      after_search: false,
+      flags: [],
+      computed_at: computedAt,
+    };
+    if (o.discovery_kind === 'search') {
+      const seq = (searchesInTurn.get(o.turn_id) ?? 0) + 1;
+      searchesInTurn.set(o.turn_id, seq);
+      row.turn_search_seq = seq;
+      row.budget_refusal = seq > SEARCH_BUDGET_PER_TURN || o.reported_budget_exhausted;
+      if (seq > SEARCH_BUDGET_PER_TURN && !o.reported_budget_exhausted) row.flags = ['search_budget_exceeded'];
+      for (const t of o.result_tools) listed.add(t);
+    } else if (o.discovery_kind === 'call') {
+      row.after_search = listed.has(o.called_tool);
+    } else if (o.refused_tool !== '') {
+      // The recovery the error names: a later search of the same turn for it, then a successful call.
+      const query = o.recovery_query.trim().toLowerCase();
+      for (let j = i + 1; j < ordered.length; j++) {
+        const next = ordered[j] as DiscoveryObservation;
+        if (next.turn_id !== o.turn_id) continue;
+        if (!row.recovery_searched) {
+          if (next.discovery_kind === 'search' && ((query !== '' && next.query.trim().toLowerCase() === query) || next.result_tools.some((t) => isNamedTool(t, o.refused_tool)))) {
+            row.recovery_searched = true;
+          }
+        } else if (next.discovery_kind === 'call' && next.status === 'ok' && isNamedTool(next.called_tool, o.refused_tool)) {
+          row.recovered = true;
+          break;
+        }
+      }
+    }
+    rows.push(row);
+  }
+  return rows;
+}

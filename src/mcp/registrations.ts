@@ -1,0 +1,61 @@
+// Tool registrations of one tools/list snapshot (SPEC §2): one row per listed tool, with its
+// qualified name checked against the one-separator rule and its visibility derived once.
+import { createHash } from 'node:crypto';
+import { parseMcpName, stripMcpPrefix } from '../canonical/mcp.ts';
+import type { McpToolRegistrationRow } from '../model/mcp.ts';
+import type { ToolVisibility } from '../model/mcp-vocabulary.ts';
+
+export interface SnapshotTool {
+  readonly name: string;
+  readonly model_visible: boolean;
+  readonly disabled: boolean;
+  readonly ui_resource_uri?: string;
+}
+
+/**
+ * Disabled wins (never visible); then model-visible (enters the model-side tool bridge); then
+ * app-only (has a UI resource, surfaced to the app only); the rest are registered but reachable
+ * only through the search meta-tool (`search_only`, MCP's default in SPEC §1).
+ */
+export function visibilityOf(tool: SnapshotTool): ToolVisibility {
+  if (tool.disabled) return 'disabled';
+  if (tool.model_visible) return 'model_visible';
+  if (tool.ui_resource_uri !== undefined && tool.ui_resource_uri !== '') return 'app_only';
+  return 'search_only';
+}
+
+type SnapshotContext = Pick<McpToolRegistrationRow, 'ts' | 'harness' | 'session_id' | 'agent_id' | 'server' | 'client_id' | 'mcp_initialized' | 'source' | 'ingested_at'>;
+
+export function deriveRegistrations(snapshotEventId: string, ctx: SnapshotContext, tools: readonly SnapshotTool[]): McpToolRegistrationRow[] {
+  const rows = new Map<string, McpToolRegistrationRow>();
+  for (const tool of tools) {
+    const qualified = stripMcpPrefix(tool.name);
+    const parsed = parseMcpName(qualified);
+    const flags: McpToolRegistrationRow['flags'] = [];
+    if (!parsed.ok) flags.push('bad_mcp_name');
+    else if (parsed.server !== ctx.server) flags.push('server_mismatch');
+    // A name listed twice in one snapshot is one registration (the last listing wins).
+    rows.set(qualified, {
+      registration_id: createHash('sha256').update(`${snapshotEventId}\u0000${qualified}`).digest('hex').slice(0, 32),
+      snapshot_event_id: snapshotEventId,
+      ts: ctx.ts,
+      harness: ctx.harness,
+      session_id: ctx.session_id,
+      agent_id: ctx.agent_id,
+      server: ctx.server,
+      client_id: ctx.client_id,
+      qualified_name: qualified,
+      mcp_server: parsed.ok ? parsed.server : '',
+      mcp_tool: parsed.ok ? parsed.tool : '',
+      visibility: visibilityOf(tool),
+      model_visible: tool.model_visible,
+      disabled: tool.disabled,
+      ui_resource_uri: tool.ui_resource_uri ?? '',
+      mcp_initialized: ctx.mcp_initialized,
+      flags,
+      source: ctx.source,
+      ingested_at: ctx.ingested_at,
+    });
+  }
+  return [...rows.values()];
+}

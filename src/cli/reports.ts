@@ -71,36 +71,44 @@ export const DRIFT_REPORT_SQL = `SELECT harness, model, drift_content_class AS c
 export const MCP_REPORT_SQL = `WITH
   per_session AS (
     SELECT session_id, agent_id, server,
-      argMax(state, (ts, last_event_id)) AS state,
-      argMax(since, (ts, last_event_id)) AS since,
-      argMax(transport, (ts, last_event_id)) AS transport,
-      argMax(connected_ms, (ts, last_event_id)) AS connected_ms,
-      argMax(observed_ms, (ts, last_event_id)) AS observed_ms,
-      argMax(reconnects, (ts, last_event_id)) AS reconnects,
-      argMax(stale_disconnects, (ts, last_event_id)) AS stale_disconnects,
-      argMax(restarts, (ts, last_event_id)) AS restarts,
+      argMax(state, (ts, last_event_id)) AS s_state,
+      argMax(since, (ts, last_event_id)) AS s_since,
+      argMax(transport, (ts, last_event_id)) AS s_transport,
+      argMax(connected_ms, (ts, last_event_id)) AS s_connected_ms,
+      argMax(observed_ms, (ts, last_event_id)) AS s_observed_ms,
+      argMax(reconnects, (ts, last_event_id)) AS s_reconnects,
+      argMax(stale_disconnects, (ts, last_event_id)) AS s_stale_disconnects,
+      argMax(restarts, (ts, last_event_id)) AS s_restarts,
       max(ts) AS last_seen,
       countIf(reconnects > 0) AS reconnect_windows,
       minIf(ts, reconnects > 0) AS first_reconnect
     FROM mcp_server_state FINAL
     GROUP BY session_id, agent_id, server
   ),
+  session_end AS (
+    SELECT session_id, max(ts) AS ended FROM (SELECT session_id, ts FROM tool_calls UNION ALL SELECT session_id, ts FROM mcp_events) GROUP BY session_id
+  ),
+  -- A server is observed until its session's last event: a connected server stays connected.
+  per_session_to_end AS (
+    SELECT p.*, greatest(toUnixTimestamp64Milli(e.ended) - toUnixTimestamp64Milli(p.last_seen), 0) AS tail_ms
+    FROM per_session AS p LEFT JOIN session_end AS e ON e.session_id = p.session_id
+  ),
   lifecycle AS (
     SELECT server,
       count() AS sessions,
-      argMax(transport, last_seen) AS transport,
-      argMax(state, last_seen) AS state,
-      argMax(since, last_seen) AS since,
-      sum(connected_ms) AS connected_ms,
-      sum(observed_ms) AS observed_ms,
-      sum(reconnects) AS reconnects,
+      argMax(s_transport, last_seen) AS transport,
+      argMax(s_state, last_seen) AS state,
+      argMax(s_since, last_seen) AS since,
+      sum(s_connected_ms + if(s_state = 'connected', tail_ms, 0)) AS connected_ms,
+      sum(s_observed_ms + tail_ms) AS observed_ms,
+      sum(s_reconnects) AS reconnects,
       if(sum(reconnect_windows) = 0, NULL, minIf(first_reconnect, reconnect_windows > 0)) AS flapping_since,
-      sum(stale_disconnects) AS stale_disconnects,
-      sum(restarts) AS restarts
-    FROM per_session GROUP BY server
+      sum(s_stale_disconnects) AS stale_disconnects,
+      sum(s_restarts) AS restarts
+    FROM per_session_to_end WHERE s_state != '' GROUP BY server
   ),
   policy AS (
-    SELECT server, arrayStringConcat(groupArray(concat(flag, '=', toString(n))), ' ') AS restart_flags
+    SELECT server, arrayStringConcat(groupArray(concat(replaceOne(flag, 'restart_', ''), '=', toString(n))), ' ') AS restart_flags
     FROM (SELECT server, flag, count() AS n FROM mcp_server_state FINAL ARRAY JOIN flags AS flag
           WHERE startsWith(flag, 'restart_') GROUP BY server, flag ORDER BY flag)
     GROUP BY server
@@ -130,7 +138,7 @@ SELECT s.server AS server,
     lifecycle.transport AS transport,
     lifecycle.state AS state,
     lifecycle.since AS since,
-    round(if(lifecycle.observed_ms = 0, 0, lifecycle.connected_ms / lifecycle.observed_ms), 4) AS connected_share,
+    round(if(lifecycle.observed_ms = 0, NULL, lifecycle.connected_ms / lifecycle.observed_ms), 4) AS connected_share,
     lifecycle.reconnects AS reconnects,
     lifecycle.flapping_since AS flapping_since,
     lifecycle.stale_disconnects AS stale_disconnects,
@@ -142,7 +150,7 @@ SELECT s.server AS server,
     tools.tools_disabled AS disabled,
     tools.tools_flagged AS bad_names,
     calls.calls AS calls,
-    round(if(calls.calls = 0, 0, calls.errors / calls.calls), 4) AS error_share
+    round(calls.errors / calls.calls, 4) AS error_share
   FROM servers AS s
   LEFT JOIN lifecycle ON lifecycle.server = s.server
   LEFT JOIN policy ON policy.server = s.server
@@ -193,8 +201,9 @@ export const DISCOVERY_BY_MODEL_SQL = `SELECT t.model AS model,
 /**
  * Discovery per MCP tool: how often it was reached through search vs called directly, and the
  * verdict SPEC §6 asks for to decide which tools belong inline: called only after search, never
- * searched for, searched and not found. A search "looked for" a tool when its query holds the
- * tool's own name or its qualified name; it "listed" it when its result named it.
+ * searched for, searched and not found. A search "looked for" a tool when a word of its query is
+ * the tool's own name or its qualified name (`deploy_service to staging` looks for
+ * `k8s__deploy_service`); it "listed" it when its result named it.
  */
 export const DISCOVERY_BY_TOOL_SQL = `WITH
   d AS (SELECT * FROM discovery_events FINAL),
@@ -210,8 +219,10 @@ export const DISCOVERY_BY_TOOL_SQL = `WITH
   searched AS (
     SELECT k.tool AS tool,
       countIf(has(s.result_tools, k.tool)) AS listed,
-      countIf(positionCaseInsensitive(s.query, splitByString('__', k.tool)[2]) > 0) AS looked_for
-    FROM known AS k CROSS JOIN (SELECT query, result_tools FROM d WHERE discovery_kind = 'search') AS s
+      countIf(has(s.words, lower(splitByString('__', k.tool)[2])) OR has(s.words, lower(k.tool))) AS looked_for
+    FROM known AS k CROSS JOIN (
+      SELECT splitByRegexp('[^a-z0-9_.-]+', replaceRegexpAll(lower(query), '^mcp__|[^a-z0-9_.-]mcp__', ' ')) AS words, result_tools
+      FROM d WHERE discovery_kind = 'search') AS s
     GROUP BY k.tool
   ),
   refused AS (

@@ -104,6 +104,7 @@ export function deriveServerStates(events: readonly McpEventRow[], computedAt: s
     else if (e.event_kind === 'tools') {
       if (s.clientId !== '' && e.client_id !== s.clientId) flags.push('stale_snapshot');
       else {
+        if (s.clientId === '') s.clientId = e.client_id; // a snapshot names its client too
         s.toolCount = e.tool_count;
         s.mcpInitialized = e.mcp_initialized;
       }

@@ -229,6 +229,10 @@ const DUMP_TABLES = [
   { table: 'dead_letters', select: '* EXCEPT (dead_letter_id, source, ingested_at, raw), hex(raw) AS raw_hex' },
   { table: 'token_usage', select: '* EXCEPT (origin, ingested_at)' },
   { table: 'threshold_breaches', select: '* EXCEPT (ingested_at)' },
+  { table: 'mcp_events', select: '* EXCEPT (source, ingested_at)' },
+  { table: 'mcp_server_state', select: '* EXCEPT (computed_at)' },
+  { table: 'mcp_tool_registrations', select: '* EXCEPT (source, ingested_at)' },
+  { table: 'discovery_events', select: '* EXCEPT (source, ingested_at, computed_at)' },
 ] as const;
 
 export const DUMP_SQL = DUMP_TABLES.map(

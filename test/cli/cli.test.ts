@@ -39,6 +39,25 @@ describe('toolcanon CLI', () => {
     expect(table.stdout.split('\n')[0]).toMatch(/^namespace\s+kind\s+tool_name\s+calls/);
   });
 
+  it('report mcp and report discovery answer from the replayed fixtures; --by is checked', () => {
+    const mcp = toolcanon(['report', 'mcp', '--format', 'json']);
+    expect(mcp.code, mcp.stderr).toBe(0);
+    expect(jsonLines(mcp.stdout)[0]).toMatchObject({ server: 'postgres', restart_flags: 'after_disabled=1 attempts_exceeded=1 too_fast=2' });
+    const both = toolcanon(['report', 'discovery']);
+    expect(both.code, both.stderr).toBe(0);
+    expect(both.stdout).toContain('Discovery per model');
+    expect(both.stdout).toContain('Discovery per MCP tool');
+    expect(both.stdout).toMatch(/exports__startExport .* called only after search/);
+    const tools = toolcanon(['report', 'discovery', '--by', 'tool', '--format', 'csv']);
+    expect(tools.stdout.split('\n')[0]).toMatch(/^tool,server,visibility,calls/);
+    const bad = toolcanon(['report', 'discovery', '--by', 'namespace']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--by must be one of model, tool');
+    const validate = toolcanon(['validate', join(ROOT, 'fixtures/mcp/lifecycle.jsonl')]);
+    expect(validate.code).toBe(0);
+    expect(validate.stdout).toContain('warning: bad_mcp_name: mcp_tools linear: linear__issues__list');
+  });
+
   it('reads stdin with -', () => {
     const r = toolcanon(['replay', '-', '--format', 'json'], `${eventLine({ call_id: 'stdin-1' })}\nnot json\n`);
     expect(r.code, r.stderr).toBe(0);

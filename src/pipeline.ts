@@ -2,8 +2,11 @@
 // prove nothing was lost (events read = rows written + dead letters).
 import {
   ContextAccountant,
+  appliedKey,
   contextKey,
   DEFAULT_ACCOUNTING,
+  DEFAULT_MAX_CONTEXTS,
+  usageFingerprint,
   freshSessionState,
   type AccountingConfig,
   type AccountingResult,
@@ -35,6 +38,13 @@ export interface PipelineCounts {
   /** Derived rows (not input events): estimates of tool outputs and threshold breaches. */
   estimateRows: number;
   breaches: number;
+  /**
+   * Events whose id was already applied to the token accounting of their context (a redelivery,
+   * a producer retry, an overlapping replay): stored again (deduplicated by id), counted once.
+   */
+  duplicatesSkipped: number;
+  /** Idle session contexts dropped from memory (rebuilt from token_usage when they return). */
+  contextsEvicted: number;
   /** Tools registered by the stored tools/list snapshots (mcp_tool_registrations rows). */
   mcpToolRegistrations: number;
   /** Coalesced server-state rows of the servers seen (mcp_server_state, latest derivation). */
@@ -57,6 +67,8 @@ export function emptyCounts(): PipelineCounts {
     flaggedRows: {},
     estimateRows: 0,
     breaches: 0,
+    duplicatesSkipped: 0,
+    contextsEvicted: 0,
     mcpToolRegistrations: 0,
     mcpServerStateRows: 0,
     discoveryEvents: 0,
@@ -112,6 +124,8 @@ interface PreparedBatch {
   readonly tokenUsage: TokenUsageRow[];
   readonly breaches: BreachRow[];
   readonly usageEvents: number;
+  /** Events of the batch already applied to the accounting (not applied again). */
+  readonly duplicatesSkipped: number;
   readonly mcpEvents: McpEventRow[];
   readonly registrations: McpToolRegistrationRow[];
   readonly discovery: DiscoveryObservation[];
@@ -145,8 +159,12 @@ export class BatchWriter {
     private readonly hooks: BatchWriterHooks = {},
   ) {
     this.accountant = new ContextAccountant(accounting);
+    this.maxContexts = accounting.maxContexts ?? DEFAULT_MAX_CONTEXTS;
     this.buffer = emptyBuffer(batch.maxBatchBytes);
   }
+
+  /** Session contexts held in memory between batches; idle ones beyond are evicted. */
+  private readonly maxContexts: number;
 
   /** Decodes one line into the batch; returns true when the batch is due for a flush. */
   add(line: SourceLine, ingestedAt: string, limits: DecodeLimits): boolean {
@@ -181,22 +199,56 @@ export class BatchWriter {
   }
 
   /**
-   * Runs the accounting over a batch, in arrival order, once. Sessions this process has not
-   * seen are first rebuilt from token_usage (their last row before their first event here), so
-   * a restarted worker neither forgets a session nor breaches twice for one crossing.
+   * Runs the accounting over a batch, in arrival order, applying each event once per context:
+   * an event already applied (its token_usage row is stored, by this process or another, or it
+   * came earlier in this batch) is skipped and counted as a duplicate, so redelivery after a
+   * crash or rebalance, producer retries and overlapping replays add nothing. Contexts this
+   * process does not hold are first rebuilt from their latest token_usage row, so a restarted
+   * worker neither forgets a session nor breaches twice for one crossing. Idle contexts beyond
+   * maxContexts are evicted first (every row of theirs is stored between batches).
    */
   private async prepare(outcomes: readonly BufferedOutcome[]): Promise<PreparedBatch> {
+    this.counts.contextsEvicted += this.accountant.evictTo(this.maxContexts);
     const unseen = new Map<string, ContextToRestore>();
+    const inBatch = new Set<string>();
     for (const o of outcomes) {
       const e = o.kind === 'row' ? o.call : o.kind === 'usage' ? o.usage : undefined;
       if (!e) continue;
       const key = contextKey(e.session_id, e.agent_id);
-      if (this.accountant.has(key)) continue;
-      const seen = unseen.get(key);
-      if (seen === undefined || e.ts < seen.firstTs) unseen.set(key, { sessionId: e.session_id, agentId: e.agent_id, firstTs: e.ts });
+      if (inBatch.has(key)) continue;
+      inBatch.add(key);
+      if (this.accountant.has(key)) this.accountant.touch(key);
+      else unseen.set(key, { sessionId: e.session_id, agentId: e.agent_id });
     }
     const restored = await this.sink.loadSessionStates(unseen);
     for (const key of unseen.keys()) this.accountant.restore(key, restored.get(key) ?? freshSessionState());
+    // A context with no stored row has applied nothing yet: only the others need the lookup.
+    const lookup: { sessionId: string; agentId: string; eventId: string }[] = [];
+    for (const o of outcomes) {
+      const e = o.kind === 'row' ? (o.call.output_bytes > 0 || o.call.images > 0 ? o.call : undefined) : o.kind === 'usage' ? o.usage : undefined;
+      if (!e) continue;
+      const key = contextKey(e.session_id, e.agent_id);
+      if (unseen.has(key) && !restored.has(key)) continue;
+      lookup.push({ sessionId: e.session_id, agentId: e.agent_id, eventId: e.event_id });
+    }
+    const applied = await this.sink.loadAppliedEventIds(lookup);
+    let duplicatesSkipped = 0;
+    /**
+     * True (and counted) when the event was already applied: any earlier copy of a tool output
+     * (estimates add up), a copy of a usage with the same figures (a usage whose figures changed
+     * is the more complete copy: applied, it sets the context to the new figure). Otherwise the
+     * event is marked applied.
+     */
+    const isDuplicate = (sessionId: string, agentId: string, eventId: string, figures: string): boolean => {
+      const k = appliedKey(contextKey(sessionId, agentId), eventId);
+      const stored = applied.get(k);
+      if (stored !== undefined && (figures === '' || stored === figures)) {
+        duplicatesSkipped++;
+        return true;
+      }
+      applied.set(k, figures);
+      return false;
+    };
 
     const deadLetters: DeadLetterRow[] = [];
     const tokenUsage: TokenUsageRow[] = [];
@@ -213,15 +265,17 @@ export class BatchWriter {
         for (const r of o.registrations) registrations.push(r);
       } else if (o.kind === 'row') {
         if (o.discovery) discovery.push(o.discovery);
-        result = this.accountant.onToolOutput(o.call, o.outputClass, o.ingestedAt);
+        const c = o.call;
+        if ((c.output_bytes > 0 || c.images > 0) && !isDuplicate(c.session_id, c.agent_id, c.event_id, '')) result = this.accountant.onToolOutput(c, o.outputClass, o.ingestedAt);
       } else {
         usageEvents++;
-        result = this.accountant.onUsage(o.usage, o.usage.ingested_at);
+        const u = o.usage;
+        if (!isDuplicate(u.session_id, u.agent_id, u.event_id, usageFingerprint(u))) result = this.accountant.onUsage(u, u.ingested_at);
       }
       if (result.usage) tokenUsage.push(result.usage);
       if (result.breach) breaches.push(result.breach);
     }
-    return { deadLetters, tokenUsage, breaches, usageEvents, mcpEvents, registrations, discovery };
+    return { deadLetters, tokenUsage, breaches, usageEvents, duplicatesSkipped, mcpEvents, registrations, discovery };
   }
 
   /** Server-state rows last written per server (what mcpServerStateRows sums). */
@@ -307,7 +361,8 @@ export class BatchWriter {
     c.discoveryEvents += b.discovery.length;
     c.rowsWritten += toolCalls + b.usageEvents + b.mcpEvents.length;
     c.deadLetters += b.deadLetters.length;
-    c.estimateRows += b.tokenUsage.length - b.usageEvents;
+    for (const r of b.tokenUsage) if (r.source === 'estimated') c.estimateRows++;
+    c.duplicatesSkipped += b.duplicatesSkipped;
     c.breaches += b.breaches.length;
     for (const d of b.deadLetters) c.deadLettersByReason[d.reason] = (c.deadLettersByReason[d.reason] ?? 0) + 1;
     for (const [f, n] of sealed.buffer.flags) c.flaggedRows[f] = (c.flaggedRows[f] ?? 0) + n;

@@ -22,6 +22,8 @@ export interface AccountingConfig {
   /** Headroom in tokens: moves the trigger point earlier by exactly this much. */
   readonly headroomTokens: bigint;
   readonly models: ModelTable;
+  /** Contexts kept in memory between batches (default DEFAULT_MAX_CONTEXTS); idle ones are evicted. */
+  readonly maxContexts?: number;
 }
 
 export const DEFAULT_ACCOUNTING: AccountingConfig = { thresholdPct: 85, headroomTokens: 0n, models: new ModelTable() };
@@ -46,6 +48,24 @@ export interface SessionState {
 export function contextKey(sessionId: string, agentId: string): string {
   return agentId === '' ? sessionId : `${sessionId}\u0000${agentId}`;
 }
+
+/** The key of one event in one context: what "already applied" is checked against. */
+export function appliedKey(context: string, eventId: string): string {
+  return `${context}\u0001${eventId}`;
+}
+
+/**
+ * The figures of an observed usage, as the applied-event check compares them: a later copy of a
+ * usage record with other figures (a streamed response logged again when it finished) is the
+ * more complete copy and is applied; one with the same figures is a duplicate.
+ */
+export function usageFingerprint(u: Pick<UsageRecord, 'input_tokens' | 'output_tokens' | 'cache_read_tokens' | 'cache_write_tokens' | 'reasoning_tokens'>): string {
+  const t = (v: bigint | null): string => (v === null ? '' : v.toString());
+  return `${u.input_tokens}/${u.output_tokens}/${t(u.cache_read_tokens)}/${t(u.cache_write_tokens)}/${t(u.reasoning_tokens)}`;
+}
+
+/** Contexts kept in memory by default; the least recently used beyond this are evicted. */
+export const DEFAULT_MAX_CONTEXTS = 20_000;
 
 export function freshSessionState(): SessionState {
   return {
@@ -150,6 +170,33 @@ export class ContextAccountant {
   /** Installs a state rebuilt from storage (or a fresh one) for a context not yet seen. */
   restore(key: string, state: SessionState): void {
     this.sessions.set(key, state);
+  }
+
+  /** Contexts held in memory. */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** Marks a context as just used (the eviction order is least recently used first). */
+  touch(key: string): void {
+    const s = this.sessions.get(key);
+    if (s === undefined) return;
+    this.sessions.delete(key);
+    this.sessions.set(key, s);
+  }
+
+  /**
+   * Drops the least recently used contexts beyond `max`. Only safe when every row of theirs is
+   * stored (between batches): an evicted context is rebuilt from token_usage when it returns.
+   */
+  evictTo(max: number): number {
+    let evicted = 0;
+    for (const key of this.sessions.keys()) {
+      if (this.sessions.size <= max) break;
+      this.sessions.delete(key);
+      evicted++;
+    }
+    return evicted;
   }
 
   /** Forgets every session (e.g. after a Kafka rebalance): they are rebuilt from storage. */

@@ -185,10 +185,13 @@ function summaryRows(s: WorkerSummary): Row[] {
     { metric: 'rows_written', value: c.rowsWritten },
     { metric: 'tool_call_rows', value: c.toolCallRows },
     { metric: 'usage_rows', value: c.usageRows },
+    { metric: 'mcp_event_rows', value: c.mcpEventRows },
     { metric: 'dead_letters', value: c.deadLetters },
   ];
   for (const [reason, n] of Object.entries(c.deadLettersByReason)) rows.push({ metric: `dead_letters.${reason}`, value: n });
   rows.push(
+    { metric: 'duplicates_skipped', value: c.duplicatesSkipped },
+    { metric: 'contexts_evicted', value: c.contextsEvicted },
     { metric: 'dlq_published', value: s.stats.dlqPublished },
     { metric: 'events_committed', value: s.stats.eventsCommitted },
     { metric: 'flushes', value: s.stats.flushes },

@@ -107,6 +107,7 @@ function summaryRows(counts: PipelineCounts, elapsedMs: number): Row[] {
   rows.push(
     { metric: 'estimates_written', value: counts.estimateRows },
     { metric: 'threshold_breaches', value: counts.breaches },
+    { metric: 'duplicates_skipped', value: counts.duplicatesSkipped },
     { metric: 'mcp_tool_registrations', value: counts.mcpToolRegistrations },
     { metric: 'mcp_server_state_rows', value: counts.mcpServerStateRows },
     { metric: 'discovery_events', value: counts.discoveryEvents },

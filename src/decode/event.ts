@@ -145,6 +145,30 @@ function sha256Hex(data: Uint8Array | string, chars: number): string {
   return hex.slice(0, chars);
 }
 
+/**
+ * The default event id (when the event carries none): stable under re-serialisation. From the
+ * identity fields where the event has them (type, harness, session, agent and the call id of a
+ * tool call or the request id of a usage record), otherwise from the event's canonical JSON
+ * (keys sorted, no whitespace), so another key order or spacing of the same event is the same id.
+ */
+export function identityEventId(type: string, harness: string, sessionId: string, agentId: string, id: string): string {
+  return sha256Hex(`${type}\u0000${harness}\u0000${sessionId}\u0000${agentId}\u0000${id}`, 32);
+}
+
+/** JSON text with object keys sorted at every level (the value as JSON.parse gave it). */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const o = value as Record<string, unknown>;
+    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function contentEventId(parsed: unknown): string {
+  return sha256Hex(`content\u0000${canonicalJson(parsed)}`, 32);
+}
+
 /** ClickHouse DateTime64(3) text in UTC, from an RFC 3339 timestamp; undefined when invalid. */
 export function toClickHouseTime(ts: string): string | undefined {
   // Fast path: already UTC with milliseconds (the common case), valid calendar date.
@@ -263,12 +287,12 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   const type = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as { type?: unknown }).type : undefined;
   if (type === 'usage') {
     if (!validateUsage(parsed)) return schemaDeadLetter(validateUsage.errors, parsed, dead);
-    return decodeUsage(parsed, line, text, index?.members, source, ingestedAt, dead);
+    return decodeUsage(parsed, text, index?.members, source, ingestedAt, dead);
   }
   if (type === 'mcp_status' || type === 'mcp_tools' || type === 'mcp_tools_changed') {
     const validate = validateMcp[type];
     if (!validate(parsed)) return schemaDeadLetter(validate.errors, parsed, dead);
-    return decodeMcp(parsed as McpEvent, line, text, source, ingestedAt, dead);
+    return decodeMcp(parsed as McpEvent, text, source, ingestedAt, dead);
   }
   if (type !== undefined && type !== 'tool_call') {
     return dead('schema', `/type: must be one of ${EVENT_TYPES.map((t) => JSON.stringify(t)).join(', ')} (got ${preview(type)})`);
@@ -283,8 +307,8 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   const wasString = typeof event.input === 'string';
   const rawInput = wasString ? (event.input as string) : text.slice(inputSpan?.start ?? 0, inputSpan?.end ?? 0);
   const p = projectToolCall(event.harness, event.tool, { text: rawInput, wasString });
-  const eventId = event.event_id ?? sha256Hex(line, 32);
   const agentId = event.agent_id ?? '';
+  const eventId = event.event_id ?? (event.call_id === '' ? contentEventId(event) : identityEventId('tool_call', event.harness, event.session_id, agentId, event.call_id));
   return {
     kind: 'row',
     outputClass: event.output === undefined ? 'empty' : classifyContent(event.output),
@@ -358,7 +382,6 @@ function schemaDeadLetter(errors: ErrorObject[] | null | undefined, parsed: unkn
 /** An MCP lifecycle event: the raw event as a row, and a snapshot's registrations. */
 function decodeMcp(
   event: McpEvent,
-  line: Uint8Array,
   text: string,
   source: string,
   ingestedAt: string,
@@ -366,7 +389,7 @@ function decodeMcp(
 ): DecodeOutcome {
   const ts = toClickHouseTime(event.ts);
   if (ts === undefined) return dead('schema', `/ts: not a valid date: ${event.ts}`);
-  const eventId = event.event_id ?? sha256Hex(line, 32);
+  const eventId = event.event_id ?? contentEventId(event);
   const agentId = event.agent_id ?? '';
   const status = event.type === 'mcp_status' ? event : undefined;
   const tools = event.type === 'mcp_tools' ? event : undefined;
@@ -401,7 +424,6 @@ const TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cac
 /** A usage event's figures, exact: read from the line's text, so counts beyond 2^53 stay exact. */
 function decodeUsage(
   event: UsageEvent,
-  line: Uint8Array,
   text: string,
   members: ReadonlyMap<string, { start: number; end: number }> | undefined,
   source: string,
@@ -425,7 +447,7 @@ function decodeUsage(
   return {
     kind: 'usage',
     usage: {
-      event_id: event.event_id ?? sha256Hex(line, 32),
+      event_id: event.event_id ?? identityEventId('usage', event.harness, event.session_id, event.agent_id ?? '', event.request_id),
       ts,
       harness: event.harness,
       session_id: event.session_id,

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { ContentClass } from '../accounting/content-class.ts';
-import type { BreachRow, FigureSource, SessionState, TokenUsageRow } from '../accounting/session.ts';
+import { appliedKey, contextKey, type BreachRow, type FigureSource, type SessionState, type TokenUsageRow } from '../accounting/session.ts';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
 import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL } from './ddl.ts';
@@ -137,8 +137,6 @@ export interface ImportFileState {
 export interface ContextToRestore {
   readonly sessionId: string;
   readonly agentId: string;
-  /** Its first event about to be processed: the state is the one before it. */
-  readonly firstTs: string;
 }
 
 export class ClickHouseSink {
@@ -304,11 +302,13 @@ export class ClickHouseSink {
 
   /**
    * Rebuilds the accounting state of session contexts (a session's main agent, or one of its
-   * subagents) from their last token_usage row strictly before the given time (the first event
-   * of theirs about to be processed). A context with no such row is absent: it starts fresh.
-   * Without FINAL (which would merge the whole table's parts on every batch): the copies of one
-   * row (its sorting key) are reduced to the latest ingested first, as the ReplacingMergeTree's
-   * version column decides, and only among those sessions.
+   * subagents) from their latest token_usage row: the one with the highest sequence number,
+   * i.e. the state after every event applied so far, by any process. Events already applied are
+   * skipped (loadAppliedEventIds), so a redelivered or replayed event adds nothing and a new one
+   * continues from there. A context with no row is absent: it starts fresh. Without FINAL (which
+   * would merge the whole table's parts on every batch): the copies of one row (its sorting key)
+   * are reduced to the latest ingested first, as the ReplacingMergeTree's version column decides,
+   * and only among those sessions.
    */
   async loadSessionStates(wanted: ReadonlyMap<string, ContextToRestore>): Promise<Map<string, SessionState>> {
     const out = new Map<string, SessionState>();
@@ -330,18 +330,16 @@ export class ClickHouseSink {
           last_observed_context, estimated_since_observed, classes_since_observed, session_seq
         FROM (SELECT * FROM token_usage WHERE session_id IN {sids:Array(String)}
               ORDER BY ingested_at DESC LIMIT 1 BY session_id, source, event_id) AS u
-        INNER JOIN (SELECT tupleElement(p, 1) AS key, tupleElement(p, 2) AS sid, tupleElement(p, 3) AS aid,
-                           toDateTime64(tupleElement(p, 4), 3, 'UTC') AS first_ts
-                    FROM (SELECT arrayJoin(arrayZip({keys:Array(String)}, {sids:Array(String)}, {aids:Array(String)}, {tss:Array(String)})) AS p)) AS b
+        INNER JOIN (SELECT tupleElement(p, 1) AS key, tupleElement(p, 2) AS sid, tupleElement(p, 3) AS aid
+                    FROM (SELECT arrayJoin(arrayZip({keys:Array(String)}, {sids:Array(String)}, {aids:Array(String)})) AS p)) AS b
           ON u.session_id = b.sid AND u.agent_id = b.aid
-        WHERE u.session_id IN {sids:Array(String)} AND u.ts < b.first_ts
-        ORDER BY b.key, u.ts DESC, u.session_seq DESC
+        WHERE u.session_id IN {sids:Array(String)}
+        ORDER BY b.key, u.session_seq DESC, u.ts DESC
         LIMIT 1 BY b.key`,
       query_params: {
         keys: keys.map(([k]) => k),
         sids: keys.map(([, c]) => c.sessionId),
         aids: keys.map(([, c]) => c.agentId),
-        tss: keys.map(([, c]) => c.firstTs),
       },
     });
     for (const r of rows) {
@@ -357,6 +355,27 @@ export class ClickHouseSink {
         seq: BigInt(r.session_seq),
       });
     }
+    return out;
+  }
+
+  /**
+   * Which of these events were already applied to the accounting (a token_usage row carries
+   * their id in their context), as appliedKey(contextKey, event_id) -> the stored figures of an
+   * observed usage (usageFingerprint), '' for an estimate.
+   */
+  async loadAppliedEventIds(events: readonly { readonly sessionId: string; readonly agentId: string; readonly eventId: string }[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (events.length === 0) return out;
+    const rows = await this.queryRows<{ session_id: string; agent_id: string; event_id: string; figures: string }>({
+      query: `SELECT session_id, agent_id, event_id,
+          argMax(if(source = 'observed', concat(toString(input_tokens), '/', toString(output_tokens), '/', ifNull(toString(cache_read_tokens), ''), '/',
+                                                ifNull(toString(cache_write_tokens), ''), '/', ifNull(toString(reasoning_tokens), '')), ''), ingested_at) AS figures
+        FROM token_usage
+        WHERE session_id IN {sids:Array(String)} AND event_id IN {ids:Array(String)}
+        GROUP BY session_id, agent_id, event_id`,
+      query_params: { sids: [...new Set(events.map((e) => e.sessionId))], ids: [...new Set(events.map((e) => e.eventId))] },
+    });
+    for (const r of rows) out.set(appliedKey(contextKey(r.session_id, r.agent_id), r.event_id), r.figures);
     return out;
   }
 

@@ -82,7 +82,34 @@ describe('limits, both sides of each edge', () => {
 });
 
 describe('event ids and timestamps', () => {
-  it('uses the given event_id, else a deterministic hash of the line', () => {
+  it('derives the default id from the identity fields: the same call re-serialised, or with other content, is the same id', () => {
+    const line = eventLine({ output: 'a' });
+    const reordered = JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(line) as Record<string, unknown>).reverse()), null, 2).replaceAll('\n', ' ');
+    const id = (text: string): string => {
+      const o = decodeEvent(bytes(text), 'x:1', AT);
+      if (o.kind === 'dead') throw new Error(o.dead.detail);
+      return o.kind === 'row' ? o.row.event_id : o.kind === 'usage' ? o.usage.event_id : o.event.event_id;
+    };
+    expect(id(reordered)).toBe(id(line));
+    expect(id(eventLine({ output: 'a longer output', status: 'ok' }))).toBe(id(line)); // a later, more complete copy of the call
+    expect(id(eventLine({ agent_id: 'sub-1' }))).not.toBe(id(line));
+    expect(id(eventLine({ session_id: 's-2' }))).not.toBe(id(line));
+    expect(id(eventLine({ harness: 'codex', tool: 'shell', input: { command: ['ls'] } }))).not.toBe(id(line));
+    // Without a call id, the event's canonical JSON: key order and spacing do not matter, content does.
+    const noCall = eventLine({ call_id: '' });
+    const noCallReordered = JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(noCall) as Record<string, unknown>).reverse()), null, 1);
+    expect(id(noCallReordered.replaceAll('\n', ''))).toBe(id(noCall));
+    expect(id(eventLine({ call_id: '', output: 'x' }))).not.toBe(id(noCall));
+    // A usage record is identified by its request id; an MCP event by its canonical JSON.
+    const usage = { schema: 'toolcanon.event/v1', type: 'usage', ts: '2026-12-02T10:00:00Z', harness: 'codex', session_id: 's', model: 'm', request_id: 'r-1', input_tokens: 1, output_tokens: 2 };
+    expect(id(JSON.stringify({ ...usage, output_tokens: 9 }))).toBe(id(JSON.stringify(usage)));
+    expect(id(JSON.stringify({ ...usage, request_id: 'r-2' }))).not.toBe(id(JSON.stringify(usage)));
+    const mcp = { schema: 'toolcanon.event/v1', type: 'mcp_tools_changed', ts: '2026-12-02T10:00:00Z', harness: 'grok_build', session_id: 's', server: 'g', client_id: 'c' };
+    expect(id(JSON.stringify(Object.fromEntries(Object.entries(mcp).reverse())))).toBe(id(JSON.stringify(mcp)));
+    expect(id(JSON.stringify({ ...mcp, ts: '2026-12-02T10:00:00.001Z' }))).not.toBe(id(JSON.stringify(mcp)));
+  });
+
+  it('uses the given event_id, else a deterministic id', () => {
     const given = decodeEvent(bytes(eventLine({ event_id: 'evt-42' })), 'x:1', AT);
     expect(given.kind === 'row' && given.row.event_id).toBe('evt-42');
     const a = decodeEvent(bytes(eventLine()), 'x:1', AT);

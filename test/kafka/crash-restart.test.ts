@@ -6,8 +6,13 @@ import type { KafkaAdmin, KafkaClient } from '../../src/kafka/client.ts';
 import { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir } from '../helpers/db.ts';
 import { ensureKafka, requireKafkaOrSkip } from '../helpers/kafka.ts';
+import { writeFileSync } from 'node:fs';
 import {
   committedOffsets,
+  dumpHere,
+  dumpInChild,
+  runCli,
+  type TableDump,
   generateEvents,
   keyedRecords,
   releaseKafkaTest,
@@ -38,6 +43,7 @@ describe.skipIf(brokers === null)('SIGKILL mid-stream, then restart', () => {
   let firstExit: { code: number | null; signal: NodeJS.Signals | null };
   let secondExit: { code: number | null; signal: NodeJS.Signals | null };
   let sink: ClickHouseSink | undefined;
+  let fromReplay: TableDump;
 
   beforeAll(async () => {
     client = testClient(brokers ?? [], 'crash-test');
@@ -57,6 +63,13 @@ describe.skipIf(brokers === null)('SIGKILL mid-stream, then restart', () => {
     await waitForAllCommitted(admin, group, topic, 180_000);
     second.kill('SIGTERM');
     secondExit = await second.exited;
+    // The same events replayed uninterrupted, for the accounting to compare with.
+    const file = join(tmp.dir, 'events.jsonl');
+    writeFileSync(file, `${events.lines.join('\n')}\n`);
+    const replayDb = join(tmp.dir, 'replay-db');
+    const replay = await runCli(['replay', file, '--db', replayDb, '--format', 'json']);
+    expect(replay.code, replay.stderr).toBe(0);
+    fromReplay = await dumpInChild(replayDb);
     sink = await ClickHouseSink.open({ db });
   }, 300_000);
 
@@ -87,5 +100,16 @@ describe.skipIf(brokers === null)('SIGKILL mid-stream, then restart', () => {
     // One row per Kafka record: no record stored under two offsets, none missing.
     expect(await countOf(db, 'SELECT uniqExact(source) AS n FROM tool_calls FINAL')).toBe(EVENTS);
     expect(await countOf(db, 'SELECT count() AS n FROM dead_letters FINAL')).toBe(0);
+  });
+
+  it('applies each redelivered event to the accounting once: token_usage equals an uninterrupted run', async () => {
+    const fromKafka = await dumpHere(sink as ClickHouseSink);
+    // Whatever the killed worker had written but not committed was received again by the
+    // restarted one and skipped as already applied (duplicates_skipped in its summary).
+    for (const table of ['token_usage', 'threshold_breaches']) {
+      expect(fromKafka.get(table)?.length, table).toBe(fromReplay.get(table)?.length);
+      expect(fromKafka.get(table), table).toEqual(fromReplay.get(table));
+    }
+    expect(fromKafka.get('token_usage')?.length).toBe(EVENTS);
   });
 });

@@ -67,34 +67,37 @@ describe('the embedded engine and its migrations', () => {
     }
   });
 
-  it('restores a context from its last row before the given time, the latest ingested copy of it winning', async () => {
-    // Two copies of one row (a re-run with other settings wrote it again; the stale copy has
-    // the higher sequence number) and an earlier row; a row at the restore time itself is not
-    // "before" it.
+  it('restores a context from its latest applied row (highest sequence), the latest ingested copy of each row winning', async () => {
+    // Two copies of one row (a re-run wrote it again; the stale copy has the highest sequence
+    // number of all, so without the copy reduction it would win) and two other rows.
     // Separate inserts with merges stopped: the copies sit in different parts, as after a re-run.
     await sink.client.command({ query: 'SYSTEM STOP MERGES token_usage' });
-    const columns = '(event_id, ts, session_id, agent_id, source, context_tokens, context_source, session_seq, ingested_at, model)';
+    const columns = '(event_id, ts, session_id, agent_id, source, context_tokens, context_source, session_seq, ingested_at, model, input_tokens, output_tokens)';
     await sink.client.command({
       query: `INSERT INTO token_usage ${columns} VALUES
-        ('e1', '2026-12-02 10:00:00.000', 's-restore', '', 'observed', 100, 'observed', 1, '2026-12-02 11:00:00.000', 'm'),
-        ('e2', '2026-12-02 10:01:00.000', 's-restore', '', 'estimated', 200, 'observed+estimated', 7, '2026-12-02 11:00:00.000', 'm'),
-        ('e3', '2026-12-02 10:02:00.000', 's-restore', '', 'estimated', 999, 'observed+estimated', 3, '2026-12-02 11:00:00.000', 'm')`,
+        ('e1', '2026-12-02 10:00:00.000', 's-restore', '', 'observed', 100, 'observed', 1, '2026-12-02 11:00:00.000', 'm', 100, 7),
+        ('e2', '2026-12-02 10:01:00.000', 's-restore', '', 'estimated', 200, 'observed+estimated', 9, '2026-12-02 11:00:00.000', 'm', NULL, NULL),
+        ('e3', '2026-12-02 10:00:30.000', 's-restore', '', 'estimated', 999, 'observed+estimated', 3, '2026-12-02 11:00:00.000', 'm', NULL, NULL)`,
     });
     await sink.client.command({
-      query: `INSERT INTO token_usage ${columns} VALUES ('e2', '2026-12-02 10:01:00.000', 's-restore', '', 'estimated', 250, 'observed+estimated', 2, '2026-12-02 12:00:00.000', 'm')`,
+      query: `INSERT INTO token_usage ${columns} VALUES ('e2', '2026-12-02 10:01:00.000', 's-restore', '', 'estimated', 250, 'observed+estimated', 2, '2026-12-02 12:00:00.000', 'm', NULL, NULL)`,
     });
     const [parts] = await sink.queryRows<{ n: string }>("SELECT count() AS n FROM system.parts WHERE table = 'token_usage' AND active AND database = currentDatabase()");
     expect(Number(parts?.n)).toBeGreaterThanOrEqual(2);
-    const wanted = (firstTs: string) => new Map([['k', { sessionId: 's-restore', agentId: '', firstTs }]]);
-    const at2 = await sink.loadSessionStates(wanted('2026-12-02 10:02:00.000'));
-    expect(at2.get('k')?.contextTokens).toBe(250n);
-    expect(at2.get('k')?.seq).toBe(2n);
-    const at1 = await sink.loadSessionStates(wanted('2026-12-02 10:01:00.000'));
-    expect(at1.get('k')?.contextTokens).toBe(100n);
-    const before = await sink.loadSessionStates(wanted('2026-12-02 10:00:00.000'));
-    expect(before.has('k')).toBe(false);
-    const otherAgent = await sink.loadSessionStates(new Map([['k', { sessionId: 's-restore', agentId: 'sub', firstTs: '2026-12-03 00:00:00.000' }]]));
+    const restored = await sink.loadSessionStates(new Map([['k', { sessionId: 's-restore', agentId: '' }]]));
+    // e3 (seq 3) is the latest applied: not the stale copy of e2 (seq 9), not the latest by ts.
+    expect(restored.get('k')?.contextTokens).toBe(999n);
+    expect(restored.get('k')?.seq).toBe(3n);
+    const otherAgent = await sink.loadSessionStates(new Map([['k', { sessionId: 's-restore', agentId: 'sub' }]]));
     expect(otherAgent.size).toBe(0);
+    // Applied events are found with the figures a copy is compared against.
+    const applied = await sink.loadAppliedEventIds([
+      { sessionId: 's-restore', agentId: '', eventId: 'e1' },
+      { sessionId: 's-restore', agentId: '', eventId: 'e2' },
+      { sessionId: 's-restore', agentId: '', eventId: 'e4' },
+      { sessionId: 's-restore', agentId: 'sub', eventId: 'e1' },
+    ]);
+    expect([...applied.entries()].sort()).toEqual([['s-restore\u0001e1', '100/7///'], ['s-restore\u0001e2', '']]);
     await sink.client.command({ query: 'SYSTEM START MERGES token_usage' });
   });
 });

@@ -188,6 +188,18 @@ export class BatchWriter {
     return b.outcomes.length >= this.batch.maxBatchRows || this.bufferedBytes >= this.batch.maxBatchBytes;
   }
 
+  /**
+   * Adds an input record that is a dead letter before decoding (an importer's malformed raw
+   * record): counted as read, written with the batch. Returns true when the batch is due.
+   */
+  addDeadLetter(dead: DeadLetterRow): boolean {
+    this.counts.eventsRead++;
+    this.lastKind = 'dead';
+    this.buffer.outcomes.push({ kind: 'dead', dead });
+    this.bufferedBytes += dead.raw_bytes;
+    return this.buffer.outcomes.length >= this.batch.maxBatchRows || this.bufferedBytes >= this.batch.maxBatchBytes;
+  }
+
   /** Events added since the last seal (not including a sealed batch). */
   get buffered(): number {
     return this.buffer.outcomes.length;

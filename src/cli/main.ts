@@ -127,6 +127,7 @@ function importSummaryRows(s: ImportSummary, elapsedMs: number): Row[] {
     { metric: 'records_read', value: s.recordsRead },
     { metric: 'events_emitted', value: s.eventsEmitted },
     { metric: 'events_already_imported', value: s.eventsAlreadyImported },
+    { metric: 'malformed_records', value: s.malformedRecords },
   ];
   for (const [type, n] of Object.entries(s.skippedRecords).sort()) rows.push({ metric: `skipped_records.${type}`, value: n });
   const pipeline = summaryRows(s.counts, elapsedMs).filter((r) => r['metric'] !== 'blank_lines_skipped');

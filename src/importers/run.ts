@@ -3,7 +3,7 @@
 // and deduplication need its whole content) but only events completed by its new bytes are
 // written; the truncated tail of a file being written is left for the next import.
 import { statSync, readFileSync } from 'node:fs';
-import { nowClickHouseTime, DEFAULT_LIMITS, type DecodeLimits } from '../decode/event.ts';
+import { deadLetter, nowClickHouseTime, DEFAULT_LIMITS, type DecodeLimits } from '../decode/event.ts';
 import { BatchWriter, emptyCounts, type PipelineCounts } from '../pipeline.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
 import type { ClickHouseSink, ImportFileState } from '../sink/clickhouse.ts';
@@ -18,6 +18,8 @@ export interface ImportSummary {
   readonly eventsEmitted: number;
   /** Events already written by an earlier import of the same (grown) file. */
   readonly eventsAlreadyImported: number;
+  /** Raw records the importer could not read, written as dead letters `import_malformed`. */
+  readonly malformedRecords: number;
   readonly skippedRecords: Readonly<Record<string, number>>;
   readonly bytesParsed: number;
 }
@@ -43,6 +45,7 @@ export async function runImport(importer: Importer, paths: readonly string[], si
   let recordsRead = 0;
   let eventsEmitted = 0;
   let eventsAlreadyImported = 0;
+  let malformedRecords = 0;
   let bytesParsed = 0;
   const stats = files.map((f) => ({ path: f, stat: statSync(f) }));
   const bytesTotal = stats.reduce((n, s) => n + s.stat.size, 0);
@@ -64,6 +67,12 @@ export async function runImport(importer: Importer, paths: readonly string[], si
     bytesParsed += data.length;
     recordsRead += parsed.recordsRead;
     for (const [type, n] of Object.entries(parsed.skipped)) skipped[type] = (skipped[type] ?? 0) + n;
+    for (const m of parsed.malformed ?? []) {
+      if (m.endOffset <= from) continue;
+      malformedRecords++;
+      const raw = typeof m.raw === 'string' ? Buffer.from(m.raw, 'utf8') : m.raw;
+      if (writer.addDeadLetter(deadLetter(raw, 'import_malformed', `${m.problem}: ${m.detail}`, `${path}:${m.line}`, ingestedAt))) await writer.flush();
+    }
     for (const event of parsed.events) {
       if (event.endOffset <= from) {
         eventsAlreadyImported++;
@@ -80,5 +89,5 @@ export async function runImport(importer: Importer, paths: readonly string[], si
   // re-imports them, and the deterministic event ids make that harmless.
   if (done.size) await sink.writeImportState(importer.id, done, ingestedAt);
   counts.bytesRead = bytesParsed;
-  return { counts, filesSeen: files.length, filesRead, filesUnchanged, recordsRead, eventsEmitted, eventsAlreadyImported, skippedRecords: skipped, bytesParsed };
+  return { counts, filesSeen: files.length, filesRead, filesUnchanged, recordsRead, eventsEmitted, eventsAlreadyImported, malformedRecords, skippedRecords: skipped, bytesParsed };
 }

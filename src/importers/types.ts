@@ -18,8 +18,28 @@ export interface ImportedEvent {
   readonly endOffset: number;
 }
 
+/**
+ * A raw record the importer could not read (invalid JSON, a required field missing or of the
+ * wrong type): it becomes a dead letter with its bytes and `file:line`, never a bare counter.
+ * Records skipped on purpose (types that carry no tool call or usage) stay counters in `skipped`.
+ */
+export interface MalformedRecord {
+  /** The record's bytes as read (a line of a JSONL file, or the JSON text of an object). */
+  readonly raw: string | Uint8Array;
+  /** 1-based line of the file where the record starts. */
+  readonly line: number;
+  /** What was wrong, as a short key (`invalid_json`, `malformed_assistant`, `tool:no_time`, …). */
+  readonly problem: string;
+  /** One sentence naming the field and what was found. */
+  readonly detail: string;
+  /** Byte offset just past the record, as for events (an incremental import skips older ones). */
+  readonly endOffset: number;
+}
+
 export interface ParsedFile {
   readonly events: ImportedEvent[];
+  /** Records that could not be read: each is written as a dead letter `import_malformed`. */
+  readonly malformed?: readonly MalformedRecord[];
   /** Bytes up to the end of the last complete line: a truncated last line is left for later. */
   readonly completeBytes: number;
   /** Raw records read (complete lines, or objects for non-line formats). */

@@ -10,6 +10,8 @@ export const DEAD_LETTER_REASONS = [
   'invalid_json',
   'unknown_harness',
   'schema',
+  /** A raw record of a harness log that an importer could not read (detail names the problem). */
+  'import_malformed',
 ] as const;
 export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
 

@@ -2,7 +2,9 @@
 // Entry point. Runs the compiled JavaScript in dist/ when it is at least as new as every source
 // file (npm ci builds it through the prepare script); otherwise loads the TypeScript sources
 // through tsx, so an edited checkout never runs stale code.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, fstatSync, readdirSync, statSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
@@ -19,6 +21,30 @@ function newestMtimeMs(dir) {
   return newest;
 }
 
+// The embedded engine (chdb) reads the process's fd 0 as data for every INSERT when it is a pipe,
+// a file or a socket with data (chdb-io/chdb-core#239): `cat x | toolcanon replay -` would fail,
+// or worse, insert those bytes. So when stdin carries data, the command runs in a child whose fd 0
+// is /dev/null and which reads our stdin from fd 3 instead (TOOLCANON_STDIN_FD). The Kafka
+// commands never read stdin and keep their own signal handling: they run in place.
+const args = process.argv.slice(2);
+function stdinCarriesData() {
+  try {
+    const s = fstatSync(0);
+    return s.isFIFO() || s.isFile() || s.isSocket();
+  } catch {
+    return false;
+  }
+}
+if (process.env.TOOLCANON_STDIN_FD === undefined && args[0] !== 'consume' && args[0] !== 'produce' && stdinCarriesData()) {
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...args], {
+    stdio: ['ignore', 'inherit', 'inherit', 0],
+    env: { ...process.env, TOOLCANON_STDIN_FD: '3' },
+  });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  const code = await new Promise((resolve) => child.on('exit', (c, signal) => resolve(c ?? 128 + (osConstants.signals[signal] ?? 1))));
+  process.exit(code);
+}
+
 const compiledIsFresh = existsSync(stamp) && statSync(stamp).mtimeMs >= newestMtimeMs(join(root, 'src'));
 let run;
 if (compiledIsFresh) {
@@ -28,4 +54,4 @@ if (compiledIsFresh) {
   register();
   ({ run } = await import('../src/cli/main.ts'));
 }
-await run(process.argv.slice(2));
+await run(args);

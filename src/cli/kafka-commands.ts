@@ -3,7 +3,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_LIMITS } from '../decode/event.ts';
 import { createKafkaClient, type KafkaAdmin, type StreamProducer } from '../kafka/client.ts';
 import { publishPaths } from '../kafka/publish.ts';
-import { ClickHouseSink } from '../sink/clickhouse.ts';
+import { ClickHouseSink, type SinkTarget } from '../sink/clickhouse.ts';
 import { backoffDelayMs, sleep } from '../worker/backoff.ts';
 import { heartbeatIntervalFor, WORKER_DEFAULTS, type WorkerConfig } from '../worker/config.ts';
 import { defaultDlqTopic } from '../worker/dlq.ts';
@@ -11,6 +11,7 @@ import { defaultClientId, StreamWorker, type WorkerSummary } from '../worker/wor
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { accountingConfig } from './accounting-flags.ts';
 import { UsageError, type Io } from './io.ts';
+import { retentionDays } from './sink-flags.ts';
 
 const D = WORKER_DEFAULTS;
 
@@ -26,6 +27,7 @@ Options:
   --group GROUP                    Consumer group (default ${D.groupId})
   --dlq-topic TOPIC                Dead-letter topic (default <topic>.dlq)
   --db DIR                         Embedded ClickHouse data directory (default .toolcanon/db, or $TOOLCANON_DB)
+  --retention-days N               Keep N days of event time in every table (0 removes it)
   --clickhouse URL                 A ClickHouse server instead (or $TOOLCANON_CLICKHOUSE_URL)
   --batch-max-rows N               Flush after N buffered events (default ${D.batchMaxRows})
   --batch-max-bytes N              Flush after N bytes of buffered record values (default ${D.batchMaxBytes})
@@ -65,6 +67,7 @@ Options:
 
 const CONSUME_OPTIONS = {
   brokers: { type: 'string' },
+  'retention-days': { type: 'string' },
   topic: { type: 'string' },
   group: { type: 'string' },
   'dlq-topic': { type: 'string' },
@@ -139,7 +142,7 @@ function topicFrom(value: string | undefined, command: string, flag = 'topic'): 
 }
 
 /** Parses `consume` flags into a worker configuration (exported for tests). */
-export function parseConsumeArgs(args: readonly string[]): { config: WorkerConfig; db: string | undefined; clickhouse: string | undefined; format: OutputFormat; help: boolean } {
+export function parseConsumeArgs(args: readonly string[]): { config: WorkerConfig; db: string | undefined; clickhouse: string | undefined; retentionDays?: number | undefined; format: OutputFormat; help: boolean } {
   const { values, positionals } = parse(args, CONSUME_OPTIONS);
   if (values.help) return { config: undefined as unknown as WorkerConfig, db: undefined, clickhouse: undefined, format: 'table', help: true };
   if (positionals.length) throw new UsageError(`consume takes no positional arguments, got ${JSON.stringify(positionals[0])}`);
@@ -175,7 +178,7 @@ export function parseConsumeArgs(args: readonly string[]): { config: WorkerConfi
     fetchMaxBytes: integer('fetch-max-bytes', values['fetch-max-bytes'], D.fetchMaxBytes),
     fetchMaxBytesPerPartition: integer('fetch-max-bytes-per-partition', values['fetch-max-bytes-per-partition'], D.fetchMaxBytesPerPartition),
   };
-  return { config, db: values.db, clickhouse: values.clickhouse, format: format(values.format), help: false };
+  return { config, db: values.db, clickhouse: values.clickhouse, retentionDays: retentionDays(values['retention-days']), format: format(values.format), help: false };
 }
 
 function summaryRows(s: WorkerSummary): Row[] {
@@ -209,7 +212,7 @@ function summaryRows(s: WorkerSummary): Row[] {
 }
 
 /** Opens the sink, retrying with backoff while ClickHouse is unavailable (until a signal). */
-async function openSinkPatiently(target: { db?: string | undefined; clickhouseUrl?: string | undefined }, io: Io, signal: AbortSignal): Promise<ClickHouseSink | undefined> {
+async function openSinkPatiently(target: SinkTarget, io: Io, signal: AbortSignal): Promise<ClickHouseSink | undefined> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await ClickHouseSink.open(target);
@@ -244,7 +247,7 @@ export async function runConsumeCommand(args: readonly string[], io: Io): Promis
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    const sink = await openSinkPatiently({ db: parsed.db, clickhouseUrl: parsed.clickhouse }, io, stopSignal.signal);
+    const sink = await openSinkPatiently({ db: parsed.db, clickhouseUrl: parsed.clickhouse, retentionDays: parsed.retentionDays }, io, stopSignal.signal);
     if (sink === undefined) return 0; // stopped before anything was consumed
     try {
       worker = new StreamWorker({ config: parsed.config, sink, log: (line) => io.err(line) });

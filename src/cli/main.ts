@@ -1,11 +1,12 @@
 // The toolcanon command line: replay, validate, report, query, catalogue.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { renderCatalogueMarkdown } from '../catalogue/index.ts';
+import { CATALOGUE_ROWS, renderCatalogueMarkdown } from '../catalogue/index.ts';
 import { decodeEvent, DEFAULT_LIMITS, type DecodeLimits } from '../decode/event.ts';
 import { emptyCounts, replayFiles, type PipelineCounts } from '../pipeline.ts';
 import { ClickHouseSink } from '../sink/clickhouse.ts';
 import { InputError, listInputFiles, openInput, readLines } from '../source/file.ts';
 import { accountingConfig } from './accounting-flags.ts';
+import { retentionDays } from './sink-flags.ts';
 import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { createProgressBar } from './progress.ts';
@@ -63,9 +64,94 @@ Options:
   --models FILE              JSON { "model": contextWindowTokens } laid over the shipped table
   --max-event-bytes N        Largest accepted event (default ${DEFAULT_LIMITS.maxEventBytes})
   --max-depth N              Deepest accepted JSON nesting (default ${DEFAULT_LIMITS.maxDepth})
+  --retention-days N         Keep N days of event time in every table (ClickHouse TTL; 0 removes it;
+                             or $TOOLCANON_RETENTION_DAYS); unset leaves the tables as they are
   --no-progress              Never draw a progress bar
   -h, --help                 Show this help
 `;
+
+const SINK_FLAGS = `  --db DIR                   Embedded ClickHouse data directory (default .toolcanon/db, or $TOOLCANON_DB)
+  --clickhouse URL           A ClickHouse server instead (http[s]://host:port[/database], or $TOOLCANON_CLICKHOUSE_URL)
+  --format table|json|csv    Output format (default table; json = one object per line)`;
+
+const ACCOUNTING_FLAGS = `  --threshold-pct N          Context threshold for breaches, percent (default 85)
+  --headroom-tokens N        Moves the trigger earlier by N tokens (default 0)
+  --models FILE              JSON { "model": contextWindowTokens } laid over the shipped table
+  --retention-days N         Keep N days of event time in every table (0 removes it)`;
+
+/** `toolcanon <command> --help`: the command's own usage, flags with defaults, and an example. */
+const COMMAND_HELP: Readonly<Record<string, string>> = {
+  replay: `Usage: toolcanon replay <paths…|-> [options]
+
+Replays JSONL envelope events (files, directories of *.jsonl, or - for stdin) into ClickHouse
+and prints a summary. Exits 1 when most events (or all) were dead letters, which is what
+pointing it at files that are not toolcanon events looks like, unless --allow-dead-letters.
+
+Options:
+${SINK_FLAGS}
+${ACCOUNTING_FLAGS}
+  --max-event-bytes N        Largest accepted event (default ${DEFAULT_LIMITS.maxEventBytes})
+  --max-depth N              Deepest accepted JSON nesting (default ${DEFAULT_LIMITS.maxDepth})
+  --allow-dead-letters       Exit 0 even when most events were dead letters
+  --no-progress              Never draw a progress bar
+
+Example:
+  toolcanon replay fixtures/ && toolcanon report tools
+  cat events.jsonl | toolcanon replay - --db /tmp/tc`,
+  import: `Usage: toolcanon import <${IMPORTER_IDS.join('|')}> [paths…] [options]
+
+Imports the logs a harness already writes (default: its usual folder). Incremental: unchanged
+files are skipped, grown files add what is new. Exits 1 when the files read held no event of
+that harness (another harness's logs?) or most records were malformed, unless --allow-dead-letters.
+
+Options:
+${SINK_FLAGS}
+${ACCOUNTING_FLAGS}
+  --allow-dead-letters       Exit 0 even when nothing was recognised
+  --no-progress              Never draw a progress bar
+
+Example:
+  toolcanon import claude-code            # ~/.claude/projects
+  toolcanon import codex ~/.codex/sessions/2026/12`,
+  validate: `Usage: toolcanon validate <paths…|-> [--format table|json|csv]
+
+Checks events without writing anything: one line per invalid event (file:line: reason: detail),
+flagged events as warnings. Exits 1 if any event is invalid.
+
+Example:
+  toolcanon validate fixtures/bad/`,
+  report: `Usage: toolcanon report <tools|usage|breaches|drift|mcp|discovery|dead-letters> [options]
+
+  tools [--by tool|namespace|kind]   calls, errors, read-only share, use_tool, flagged, bytes
+  usage                              observed tokens per harness / model / day, beside estimates
+  breaches                           sessions that crossed the context threshold
+  drift                              estimate (bytes/4) vs observed per content class
+  mcp                                MCP server health, restarts, tools by visibility
+  discovery [--by model|tool]        tool search, budget, not-in-active-set recoveries
+  dead-letters                       dead letters per reason, with an example source
+
+Options:
+${SINK_FLAGS}
+
+Example:
+  toolcanon report tools --by namespace --format csv`,
+  query: `Usage: toolcanon query "<SQL>" [options]
+
+Runs one SQL statement against the analytics tables and prints its rows. 64-bit integers are
+JSON numbers up to 2^53 and strings beyond (exact).
+
+Options:
+${SINK_FLAGS}
+
+Example:
+  toolcanon query "SELECT harness, count() FROM tool_calls FINAL GROUP BY harness"`,
+  catalogue: `Usage: toolcanon catalogue [--format table|json|csv]
+
+Prints the tool catalogue: one row per tool and family (table: the README's Markdown table).
+
+Example:
+  toolcanon catalogue --format json`,
+};
 
 const OPTIONS = {
   format: { type: 'string', default: 'table' },
@@ -78,6 +164,9 @@ const OPTIONS = {
   'max-event-bytes': { type: 'string' },
   'max-depth': { type: 'string' },
   'no-progress': { type: 'boolean', default: false },
+  'retention-days': { type: 'string' },
+  'allow-dead-letters': { type: 'boolean', default: false },
+  verbose: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -135,13 +224,50 @@ function importSummaryRows(s: ImportSummary, elapsedMs: number): Row[] {
   return rows;
 }
 
-async function withSink<T>(values: { db?: string | undefined; clickhouse?: string | undefined }, run: (sink: ClickHouseSink) => Promise<T>): Promise<T> {
-  const sink = await ClickHouseSink.open({ db: values.db, clickhouseUrl: values.clickhouse });
+async function withSink<T>(values: { db?: string | undefined; clickhouse?: string | undefined; 'retention-days'?: string | undefined }, run: (sink: ClickHouseSink) => Promise<T>): Promise<T> {
+  const sink = await ClickHouseSink.open({ db: values.db, clickhouseUrl: values.clickhouse, retentionDays: retentionDays(values['retention-days']) });
   try {
     return await run(sink);
   } finally {
     await sink.close();
   }
+}
+
+/** The catalogue rows as flat records (json / csv output). */
+function catalogueRecords(): Row[] {
+  return CATALOGUE_ROWS.map((r) => ({
+    namespace: r.ns,
+    tool: r.name,
+    kind: r.kind,
+    label: r.label,
+    read_only: r.readOnly,
+    canonical_input: r.input === null ? null : Object.fromEntries(Object.entries(r.input)),
+    large: r.large,
+    specific: r.specific,
+    discovery: r.discovery ?? null,
+  }));
+}
+
+function checkClickHouseUrl(value: string, name: string): void {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new UsageError(`${name} must be a URL such as http://localhost:8123/analytics, got ${JSON.stringify(value)}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`${name} must use http or https, got ${JSON.stringify(u.protocol)}`);
+}
+
+/**
+ * One line when a replay recognised nothing, or mostly dead letters (more than half): what was
+ * found. Undefined for a run that looks like events.
+ */
+export function describeJunk(eventsRead: number, rowsWritten: number, byReason: Partial<Record<string, number>>): string | undefined {
+  if (eventsRead === 0) return undefined;
+  const dead = eventsRead - rowsWritten;
+  if (rowsWritten > 0 && dead * 2 <= eventsRead) return undefined;
+  const reasons = Object.entries(byReason).sort((a, b) => (b[1] ?? 0) - (a[1] ?? 0)).map(([r, n]) => `${n} ${r}`).join(', ');
+  return rowsWritten === 0 ? `none of the ${eventsRead} event(s) was recognised (${reasons})` : `${dead} of ${eventsRead} event(s) were dead letters (${reasons})`;
 }
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
@@ -158,15 +284,24 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
   const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
+  if (values.help && command !== undefined && COMMAND_HELP[command] !== undefined) {
+    io.out(COMMAND_HELP[command]);
+    return 0;
+  }
   if (values.help || command === undefined || command === 'help') {
     io.out(USAGE);
     return command === undefined && !values.help ? 2 : 0;
   }
+  // Every flag is checked before any work starts.
   const format = parseFormat(values.format);
   const limits: DecodeLimits = {
     maxEventBytes: positiveInt('max-event-bytes', values['max-event-bytes'], DEFAULT_LIMITS.maxEventBytes),
     maxDepth: positiveInt('max-depth', values['max-depth'], DEFAULT_LIMITS.maxDepth),
   };
+  const accounting = accountingConfig(values);
+  retentionDays(values['retention-days']);
+  if (values.clickhouse !== undefined) checkClickHouseUrl(values.clickhouse, '--clickhouse');
+  else if (process.env['TOOLCANON_CLICKHOUSE_URL']) checkClickHouseUrl(process.env['TOOLCANON_CLICKHOUSE_URL'], '$TOOLCANON_CLICKHOUSE_URL');
 
   switch (command) {
     case 'replay': {
@@ -177,12 +312,17 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         io.err(`Replaying ${files.length} input(s) into ${sink.description}`);
         const progress = createProgressBar(io.isTty && !values['no-progress'], files.reduce((n, f) => n + f.bytes, 0));
         try {
-          return await replayFiles(files, sink, { limits, accounting: accountingConfig(values), onProgress: progress.update });
+          return await replayFiles(files, sink, { limits, accounting, onProgress: progress.update });
         } finally {
           progress.done();
         }
       });
       io.out(renderRows(summaryRows(counts, performance.now() - started), format));
+      const junk = describeJunk(counts.eventsRead, counts.rowsWritten, counts.deadLettersByReason);
+      if (junk !== undefined && !values['allow-dead-letters']) {
+        io.err(`toolcanon: ${junk}: expected JSONL lines of toolcanon.event/v1 envelopes (see 'toolcanon report dead-letters'; nothing accepted was lost; --allow-dead-letters accepts this)`);
+        return 1;
+      }
       return 0;
     }
     case 'import': {
@@ -198,7 +338,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         try {
           return await runImport(importer, targets, sink, {
             limits,
-            accounting: accountingConfig(values),
+            accounting,
             onProgress: (filesDone, filesTotal, bytesDone, bytesTotal) => progress.update(bytesDone, bytesTotal, `${filesDone}/${filesTotal} files`),
           });
         } finally {
@@ -206,6 +346,20 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         }
       });
       io.out(renderRows(importSummaryRows(summary, performance.now() - started), format));
+      if (!values['allow-dead-letters']) {
+        if (summary.filesRead > 0 && summary.eventsEmitted === 0 && summary.recordsRead > 0) {
+          io.err(`toolcanon: import ${which} read ${summary.filesRead} file(s) with ${summary.recordsRead} record(s) and found no ${which} tool call or usage in them: expected ${importer.description}; are these another harness's logs? (--allow-dead-letters accepts this)`);
+          return 1;
+        }
+        if (summary.filesSeen === 0) {
+          io.err(`toolcanon: import ${which} found no ${which} log files under ${targets.join(', ')}: expected ${importer.description} (--allow-dead-letters accepts this)`);
+          return 1;
+        }
+        if (summary.malformedRecords > summary.eventsEmitted) {
+          io.err(`toolcanon: import ${which}: ${summary.malformedRecords} malformed record(s) against ${summary.eventsEmitted} event(s): are these ${which} logs? (dead letters kept; --allow-dead-letters accepts this)`);
+          return 1;
+        }
+      }
       return 0;
     }
     case 'validate': {
@@ -273,7 +427,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return 0;
     }
     case 'catalogue':
-      io.out(renderCatalogueMarkdown());
+      if (format === 'table') io.out(renderCatalogueMarkdown());
+      else io.out(renderRows(catalogueRecords(), format));
       return 0;
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
@@ -297,8 +452,8 @@ export async function run(argv: readonly string[]): Promise<void> {
       io.err(`toolcanon: ${error.message}`);
       process.exitCode = 1;
     } else {
-      const e = error as Error & { code?: unknown };
-      io.err(`toolcanon: ${e.message ?? String(error)}`);
+      io.err(`toolcanon: ${describeFailure(error)}`);
+      if (argv.includes('--verbose') || process.env['DEBUG']) io.err(String((error as Error).stack ?? error));
       process.exitCode = 1;
     }
   }
@@ -307,6 +462,29 @@ export async function run(argv: readonly string[]): Promise<void> {
     // during a slow start), it must not hold the process past the bounded shutdown.
     setTimeout(() => process.exit(), LINGER_AFTER_CONSUME_MS).unref();
   }
+}
+
+/**
+ * A failure as one line that says what to do: the engine's and the client's messages carry
+ * stack dumps, internal query suffixes and codes a user cannot act on (stack with --verbose).
+ */
+export function describeFailure(error: unknown): string {
+  const e = error as Error & { code?: unknown };
+  const message = String(e.message ?? error);
+  const lock = /Cannot lock file (\S+)/.exec(message);
+  if (lock) {
+    return `the data directory of ${lock[1]?.replace(/\/?status$/, '').replace(/\.$/, '')} is in use by another toolcanon (or chdb) process: wait for it to finish, or use another --db`;
+  }
+  if (e.code === 'ECONNREFUSED' || /ECONNREFUSED|ENOTFOUND|EAI_AGAIN/.test(message)) {
+    const where = /(?:connect ECONNREFUSED|getaddrinfo \w+) (\S+)/.exec(message)?.[1];
+    return `cannot reach the ClickHouse server${where ? ` at ${where}` : ''}: is it running, and is --clickhouse right?`;
+  }
+  const first = (message.split('\n').find((l) => l.trim() !== '') ?? message)
+    .replace(/\s*FORMAT JSONEachRow\s*$/i, '')
+    .replace(/^(Code: \d+\. DB::Exception: )+/, '')
+    .replace(/ \(version [0-9.]+\)/g, '')
+    .replace(/\s*FORMAT JSONEachRow\b/gi, '');
+  return first.trim();
 }
 
 /** How long a `consume` process may linger after its worker stopped before it exits regardless. */

@@ -2,12 +2,12 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { ContentClass } from '../accounting/content-class.ts';
 import { appliedKey, contextKey, type BreachRow, type FigureSource, type SessionState, type TokenUsageRow } from '../accounting/session.ts';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
-import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL } from './ddl.ts';
+import { MIGRATIONS, RETENTION_TABLES, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
 import { encodeTsv } from './tsv.ts';
 
 /** The part of chdb's connection extension the sink uses: a zero-copy raw insert. */
@@ -39,6 +39,8 @@ export interface SinkTarget {
   readonly db?: string | undefined;
   /** URL of a ClickHouse server (http[s]://host:port[/database]); wins over `db`. */
   readonly clickhouseUrl?: string | undefined;
+  /** Keep this many days of event time (0 removes a retention set before); unset leaves it as is. */
+  readonly retentionDays?: number | undefined;
 }
 
 /** Where the data goes, from flags first, then the environment, then the embedded default. */
@@ -181,11 +183,15 @@ export class ClickHouseSink {
         username: process.env['TOOLCANON_CLICKHOUSE_USER'] ?? (decodeURIComponent(u.username) || 'default'),
         password: process.env['TOOLCANON_CLICKHOUSE_PASSWORD'] ?? decodeURIComponent(u.password),
         request_timeout: 30_000,
+        // Failures reach the caller as errors (one line each in the CLI); the client's own
+        // logger would print a multi-line dump for each first.
+        log: { level: ClickHouseLogLevel.OFF },
       });
     }
     const sink = new ClickHouseSink(client, describeTarget(target), chdb, engine);
     try {
       await sink.migrate();
+      if (flags.retentionDays !== undefined) await sink.applyRetention(flags.retentionDays);
     } catch (error) {
       await sink.close(); // a caller retrying open() must not pile up clients
       throw error;
@@ -201,8 +207,62 @@ export class ClickHouseSink {
     );
     for (const m of MIGRATIONS) {
       if (applied.has(m.version)) continue;
+      // A rebuild cut short between its two renames left the table under `<table>__old`.
+      for (const r of m.rebuilds ?? []) await this.resumeRebuild(r.table);
       for (const statement of m.statements) await this.client.command({ query: statement });
-      await this.client.insert({ table: 'schema_migrations', values: [{ version: m.version, description: m.description }], format: 'JSONEachRow' });
+      for (const r of m.rebuilds ?? []) await this.rebuild(r);
+      // INSERT ... SELECT, never inline data: the embedded engine would read an inline insert's
+      // data from the process's stdin when stdin is a pipe (`cat x | toolcanon replay -`).
+      await this.client.command({
+        query: 'INSERT INTO schema_migrations (version, description) SELECT {version:UInt32}, {description:String}',
+        query_params: { version: m.version, description: m.description },
+      });
+    }
+  }
+
+  /**
+   * Recreates a table with a new sorting key and the same columns, copies its rows, swaps it in.
+   * Resumable: a crash after the old table was renamed away finds it under `<table>__old`.
+   */
+  private async sortingKeyOf(name: string): Promise<string | undefined> {
+    const rows = await this.queryRows<{ sorting_key: string }>({ query: 'SELECT sorting_key FROM system.tables WHERE database = currentDatabase() AND name = {n:String}', query_params: { n: name } });
+    return rows[0]?.sorting_key;
+  }
+
+  private async resumeRebuild(table: string): Promise<void> {
+    if ((await this.sortingKeyOf(table)) === undefined && (await this.sortingKeyOf(`${table}__old`)) !== undefined) {
+      await this.client.command({ query: `RENAME TABLE ${table}__old TO ${table}` });
+    }
+  }
+
+  private async rebuild(r: TableRebuild): Promise<void> {
+    const next = `${r.table}__rebuild`;
+    const old = `${r.table}__old`;
+    await this.resumeRebuild(r.table);
+    if ((await this.sortingKeyOf(r.table)) === r.sortingKey) return;
+    await this.client.command({ query: `DROP TABLE IF EXISTS ${next}` });
+    await this.client.command({ query: `CREATE TABLE ${next} AS ${r.table} ${r.engine}` });
+    await this.client.command({ query: `INSERT INTO ${next} SELECT * FROM ${r.table}` });
+    await this.client.command({ query: `RENAME TABLE ${r.table} TO ${old}, ${next} TO ${r.table}` });
+    await this.client.command({ query: `DROP TABLE ${old}` });
+  }
+
+  /**
+   * Keeps rows for `days` days of event time (ClickHouse TTL: older parts are dropped in the
+   * background), or removes a retention set before when `days` is 0.
+   */
+  async applyRetention(days: number): Promise<void> {
+    for (const { table, column } of RETENTION_TABLES) {
+      const [t] = await this.queryRows<{ ttl: string }>({
+        query: "SELECT extract(create_table_query, 'TTL [^\\n]*?(?: SETTINGS|$)') AS ttl FROM system.tables WHERE database = currentDatabase() AND name = {n:String}",
+        query_params: { n: table },
+      });
+      const has = (t?.ttl ?? '') !== '';
+      if (days === 0) {
+        if (has) await this.client.command({ query: `ALTER TABLE ${table} REMOVE TTL` });
+      } else {
+        await this.client.command({ query: `ALTER TABLE ${table} MODIFY TTL toDateTime(${column}) + toIntervalDay(${days})` });
+      }
     }
   }
 

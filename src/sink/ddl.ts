@@ -10,7 +10,25 @@ export interface Migration {
   readonly version: number;
   readonly description: string;
   readonly statements: readonly string[];
+  /** Tables rebuilt with another sorting key after the statements ran (data copied over). */
+  readonly rebuilds?: readonly TableRebuild[];
 }
+
+/**
+ * A table whose sorting key changes: ClickHouse cannot alter a sorting key in place, so the table
+ * is created again under a temporary name with the same columns, filled from the old one, and
+ * swapped in. Skipped when the table already has the target key (idempotent, and a crash midway
+ * is resumed: see ClickHouseSink.rebuild).
+ */
+export interface TableRebuild {
+  readonly table: string;
+  /** system.tables.sorting_key of the target, as ClickHouse prints it. */
+  readonly sortingKey: string;
+  /** Everything after the columns: `ENGINE = ... PARTITION BY ... ORDER BY ... [SETTINGS ...]`. */
+  readonly engine: string;
+}
+
+const VERTICAL_MERGES = 'SETTINGS vertical_merge_algorithm_min_rows_to_activate = 1, vertical_merge_algorithm_min_columns_to_activate = 1, merge_max_block_size = 2048';
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -282,6 +300,45 @@ export const MIGRATIONS: readonly Migration[] = [
       ORDER BY (session_id, agent_id, event_id)`,
     ],
   },
+  {
+    version: 7,
+    description: 'sort keys for the queries users run: harness, then session, then the id; the most complete copy of a tool call wins',
+    // Reports group by harness and filter by it; users look up one session. ReplacingMergeTree
+    // deduplicates on the whole sorting key, so every column of it is part of the event's
+    // identity (harness and session are in every default event id). A day filter prunes the
+    // monthly partitions. token_usage keeps (session_id, source, event_id): every batch restores
+    // contexts and looks up applied events by session, and a harness-first key measured 0.61x
+    // on a one-session lookup (bench/query-keys.ts). The version of a tool call ranks a finished
+    // call above a pending copy of it, then the later ingestion.
+    statements: [
+      `ALTER TABLE tool_calls ADD COLUMN IF NOT EXISTS row_version UInt64 MATERIALIZED
+        if(status = 'pending', 0, 1) * 100000000000000 + toUInt64(toUnixTimestamp64Milli(ingested_at))`,
+    ],
+    rebuilds: [
+      {
+        table: 'tool_calls',
+        sortingKey: 'harness, session_id, event_id',
+        engine: `ENGINE = ReplacingMergeTree(row_version) PARTITION BY toYYYYMM(ts) ORDER BY (harness, session_id, event_id) ${VERTICAL_MERGES}`,
+      },
+      {
+        table: 'threshold_breaches',
+        sortingKey: 'harness, session_id, breach_id',
+        engine: `ENGINE = ReplacingMergeTree(ingested_at) PARTITION BY toYYYYMM(ts) ORDER BY (harness, session_id, breach_id) ${VERTICAL_MERGES}`,
+      },
+    ],
+  },
+];
+
+/** Tables a retention (--retention-days) applies to, with the time column it counts from. */
+export const RETENTION_TABLES: readonly { readonly table: string; readonly column: string }[] = [
+  { table: 'tool_calls', column: 'ts' },
+  { table: 'token_usage', column: 'ts' },
+  { table: 'threshold_breaches', column: 'ts' },
+  { table: 'dead_letters', column: 'ingested_at' },
+  { table: 'mcp_events', column: 'ts' },
+  { table: 'mcp_server_state', column: 'window_start' },
+  { table: 'mcp_tool_registrations', column: 'ts' },
+  { table: 'discovery_events', column: 'ts' },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -92,5 +92,8 @@ function isBlank(line: Uint8Array): boolean {
 }
 
 export function openInput(file: InputFile): Readable {
-  return file.path === '-' ? process.stdin : createReadStream(file.path, { highWaterMark: 1 << 20 });
+  if (file.path !== '-') return createReadStream(file.path, { highWaterMark: 1 << 20 });
+  // bin/toolcanon.mjs hands stdin over on another descriptor (the engine must never see fd 0).
+  const fd = process.env['TOOLCANON_STDIN_FD'];
+  return fd === undefined ? process.stdin : createReadStream('', { fd: Number(fd), highWaterMark: 1 << 20 });
 }

@@ -1,8 +1,9 @@
 // The command line as a user runs it: the real bin, real files, real embedded ClickHouse.
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { corpusOrSkip } from '../helpers/corpus.ts';
 import { makeTempDir } from '../helpers/db.ts';
 import { eventLine } from '../helpers/events.ts';
 
@@ -102,8 +103,9 @@ describe('toolcanon CLI', () => {
 });
 
 describe('toolcanon import', () => {
-  it('imports a folder, then finds nothing new in it', () => {
-    const dir = join(ROOT, '../shared/corpus/codex/sessions/2025/08');
+  const codexCorpus = corpusOrSkip('codex/sessions/2025/08', 'test/cli/cli.test.ts (import)');
+  it.skipIf(codexCorpus === null)('imports a folder, then finds nothing new in it', () => {
+    const dir = codexCorpus as string;
     const first = toolcanon(['import', 'codex', dir, '--format', 'json']);
     expect(first.code, first.stderr).toBe(0);
     const m1 = Object.fromEntries(jsonLines(first.stdout).map((x) => [x['metric'], x['value']])) as Record<string, number>;
@@ -121,3 +123,60 @@ describe('toolcanon import', () => {
     expect(r.stderr).toContain('import otlp needs at least one file or folder');
   });
 });
+
+describe('first contact (issue 13): a new user on a database that does not exist yet', () => {
+  const fresh = (name: string): string[] => ['--db', join(tmp.dir, `fresh-${name}`)];
+
+  it('replay - reads piped stdin into a new database; a piped stdin no command reads is harmless', () => {
+    const events = readFileSync(join(ROOT, 'fixtures/claude_code/calls.jsonl'), 'utf8');
+    const r = toolcanon(['replay', '-', '--format', 'json', ...fresh('stdin')], events);
+    expect(r.code, r.stderr).toBe(0);
+    const m = Object.fromEntries(jsonLines(r.stdout).map((x) => [x['metric'], x['value']]));
+    expect(m).toMatchObject({ events_read: 50, dead_letters: 0 });
+    const other = toolcanon(['replay', join(ROOT, 'fixtures/codex'), '--format', 'json', ...fresh('pipe')], '\n');
+    expect(other.code, other.stderr).toBe(0);
+    const imported = toolcanon(['import', 'acp', join(ROOT, 'test/importers/fixtures-acp'), '--format', 'json', ...fresh('import')], 'x\n');
+    expect(imported.code, imported.stderr).toBe(0);
+  });
+
+  it('says in one line, and exits 1, when what was replayed or imported was not what it expects', () => {
+    const junk = toolcanon(['replay', join(ROOT, 'README.md'), ...fresh('junk')]);
+    expect(junk.code).toBe(1);
+    expect(junk.stderr).toMatch(/toolcanon: \d+ of \d+ event\(s\) were dead letters \(\d+ invalid_json.*\): expected JSONL lines of toolcanon.event\/v1/);
+    expect(toolcanon(['replay', join(ROOT, 'README.md'), '--allow-dead-letters', ...fresh('junk')]).code).toBe(0);
+    const wrong = toolcanon(['import', 'acp', join(ROOT, 'fixtures/grok_build'), ...fresh('wrong')]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("found no acp tool call or usage in them");
+    // The shipped fixtures (27 dead letters of 375, on purpose) are a normal run.
+    expect(toolcanon(['replay', join(ROOT, 'fixtures'), ...fresh('fixtures')]).code).toBe(0);
+  });
+
+  it('gives each command its own help, honours --format for the catalogue, and checks flags before any work', () => {
+    for (const command of ['replay', 'import', 'validate', 'report', 'query', 'catalogue']) {
+      const h = toolcanon([command, '--help']);
+      expect(h.code).toBe(0);
+      expect(h.stdout.split('\n')[0]).toBe(`Usage: toolcanon ${command}${h.stdout.split('\n')[0]?.slice(`Usage: toolcanon ${command}`.length)}`);
+      expect(h.stdout).toContain('Example:');
+    }
+    const cat = toolcanon(['catalogue', '--format', 'json']);
+    expect(jsonLines(cat.stdout)[0]).toMatchObject({ namespace: 'grok_build', tool: 'ReadFile', kind: 'read' });
+    const pct = toolcanon(['replay', join(ROOT, 'fixtures'), '--threshold-pct', '200', ...fresh('flags')]);
+    expect(pct.code).toBe(2);
+    expect(pct.stderr).not.toContain('Replaying');
+    expect(pct.stderr).toContain('--threshold-pct must be an integer from 0 to 100');
+  });
+
+  it('turns failures into one line that says what to do', () => {
+    const url = toolcanon(['report', 'tools', '--clickhouse', 'notaurl']);
+    expect(url.code).toBe(2);
+    expect(url.stderr.split('\n')[0]).toBe('toolcanon: --clickhouse must be a URL such as http://localhost:8123/analytics, got "notaurl"');
+    const down = toolcanon(['report', 'tools', '--clickhouse', 'http://127.0.0.1:9']);
+    expect(down.code).toBe(1);
+    expect(down.stderr.trim()).toBe('toolcanon: cannot reach the ClickHouse server at 127.0.0.1:9: is it running, and is --clickhouse right?');
+    const sql = toolcanon(['query', 'SELEC 1', ...fresh('sql')]);
+    expect(sql.code).toBe(1);
+    expect(sql.stderr.trim().split('\n')).toHaveLength(1);
+    expect(sql.stderr).not.toContain('FORMAT JSONEachRow');
+  });
+});
+

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from '../../src/sink/ddl.ts';
 import { ClickHouseSink, describeTarget, resolveSinkTarget } from '../../src/sink/clickhouse.ts';
-import { makeTempDir } from '../helpers/db.ts';
+import { countOf, makeTempDir } from '../helpers/db.ts';
 
 describe('sink target', () => {
   it('prefers --clickhouse, then $TOOLCANON_CLICKHOUSE_URL, then --db, then $TOOLCANON_DB, then .toolcanon/db', () => {
@@ -43,6 +43,46 @@ describe('the embedded engine and its migrations', () => {
       'dead_letters', 'discovery_events', 'import_files', 'mcp_events', 'mcp_server_state', 'mcp_tool_registrations',
       'schema_migrations', 'threshold_breaches', 'token_usage', 'tool_calls',
     ]);
+  });
+
+  it('converts a database of the old layout to the new sort keys, keeping every row (migration 7), and resumes a rebuild cut short', async () => {
+    // A tool_calls table as versions before 7 made it (ORDER BY event_id), with rows in it.
+    await sink.client.command({ query: "CREATE TABLE tool_calls__legacy AS tool_calls ENGINE = ReplacingMergeTree(ingested_at) PARTITION BY toYYYYMM(ts) ORDER BY (event_id)" });
+    await sink.client.command({
+      query: `INSERT INTO tool_calls__legacy (event_id, ts, harness, namespace, session_id, tool_name, kind, status, ingested_at)
+        SELECT concat('m7-', toString(number)), '2026-12-02 10:00:00.000', 'codex', 'codex', concat('s', toString(number % 7)), 'shell', 'execute',
+               if(number % 10 = 0, 'pending', 'ok'), '2026-12-02 11:00:00.000' FROM numbers(1000)`,
+    });
+    await sink.client.command({ query: 'RENAME TABLE tool_calls TO tool_calls__gone, tool_calls__legacy TO tool_calls' });
+    await sink.client.command({ query: 'DROP TABLE tool_calls__gone' });
+    await sink.client.command({ query: 'DELETE FROM schema_migrations WHERE version = 7' });
+    const key = async (): Promise<string | undefined> => (await sink.queryRows<{ k: string }>("SELECT sorting_key AS k FROM system.tables WHERE database = currentDatabase() AND name = 'tool_calls'"))[0]?.k;
+    expect(await key()).toBe('(event_id)');
+    await sink.migrate();
+    expect(await key()).toBe('harness, session_id, event_id');
+    expect(await countOf(sink, "SELECT count() AS n FROM tool_calls FINAL WHERE event_id LIKE 'm7-%'")).toBe(1000);
+    // A pending copy of a finished call never replaces it, whichever was ingested later.
+    await sink.client.command({
+      query: `INSERT INTO tool_calls (event_id, ts, harness, namespace, session_id, tool_name, kind, status, ingested_at)
+        VALUES ('m7-1', '2026-12-02 10:00:00.000', 'codex', 'codex', 's1', 'shell', 'execute', 'pending', '2026-12-03 00:00:00.000')`,
+    });
+    expect(await sink.queryRows("SELECT status FROM tool_calls FINAL WHERE event_id = 'm7-1'")).toEqual([{ status: 'ok' }]);
+    // A crash between the swap's two renames: the table waits under tool_calls__old.
+    await sink.client.command({ query: 'RENAME TABLE tool_calls TO tool_calls__old' });
+    await sink.client.command({ query: 'DELETE FROM schema_migrations WHERE version = 7' });
+    await sink.migrate();
+    expect(await key()).toBe('harness, session_id, event_id');
+    expect(await countOf(sink, "SELECT count() AS n FROM tool_calls FINAL WHERE event_id LIKE 'm7-%'")).toBe(1000);
+    const leftovers = await sink.queryRows("SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE '%\\_\\_%'");
+    expect(leftovers).toEqual([]);
+  });
+
+  it('keeps rows for --retention-days of event time, and drops the retention again with 0', async () => {
+    await sink.applyRetention(30);
+    const ttl = async (): Promise<string> => (await sink.queryRows<{ q: string }>("SELECT create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND name = 'token_usage'"))[0]?.q ?? '';
+    expect(await ttl()).toMatch(/TTL toDateTime\(ts\) \+ toIntervalDay\(30\)/);
+    await sink.applyRetention(0);
+    expect(await ttl()).not.toContain('TTL');
   });
 
   it('starts the embedded engine with caches sized for one machine, not the server defaults', async () => {

@@ -29,7 +29,17 @@ export function renderRows(rows: readonly Row[], format: OutputFormat, columns: 
       if (columns.length === 0) return '(no rows)';
       const cells = rows.map((r) => columns.map((c) => cellText(r[c]).replace(/\s+/g, ' ')));
       const widths = columns.map((c, i) => Math.min(60, Math.max(c.length, ...cells.map((row) => (row[i] ?? '').length))));
-      const fit = (s: string, w: number): string => (s.length > w ? `${s.slice(0, w - 1)}…` : s);
+      const fit = (s: string, w: number): string => {
+        if (s.length <= w) return s;
+        // A source (`file:line`, `topic/partition/offset`) keeps its end: the line or offset is
+        // what a user needs to find the record; the start of a path is cut instead.
+        const tail = /(?::[0-9]+|\/[0-9]+\/[0-9]+)$/.exec(s)?.[0];
+        if (tail !== undefined && tail.length + 2 < w) {
+          const keep = w - 1;
+          return `…${s.slice(s.length - keep)}`;
+        }
+        return `${s.slice(0, w - 1)}…`;
+      };
       const pad = (s: string, i: number, numeric: boolean): string => {
         const w = widths[i] ?? 0;
         const t = fit(s, w);

@@ -397,11 +397,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
           const both = by === undefined && format === 'table';
           if (both || by !== 'tool') {
             if (both) io.out('Discovery per model');
-            io.out(renderRows(await sink.queryRows<Row>(DISCOVERY_BY_MODEL_SQL), format));
+            io.out(renderRows(await sink.queryDisplayRows(DISCOVERY_BY_MODEL_SQL), format));
           }
           if (both || by === 'tool') {
             if (both) io.out('\nDiscovery per MCP tool');
-            io.out(renderRows(await sink.queryRows<Row>(DISCOVERY_BY_TOOL_SQL), format));
+            io.out(renderRows(await sink.queryDisplayRows(DISCOVERY_BY_TOOL_SQL), format));
           }
         });
         return 0;
@@ -409,20 +409,20 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       if (what === 'tools') {
         const by = values.by ?? 'tool';
         if (!(TOOL_REPORT_GROUPINGS as readonly string[]).includes(by)) throw new UsageError(`--by must be one of ${TOOL_REPORT_GROUPINGS.join(', ')}`);
-        const rows = await withSink(values, (sink) => sink.queryRows<Row>(toolsReportSql(by as ToolReportGrouping)));
+        const rows = await withSink(values, (sink) => sink.queryDisplayRows(toolsReportSql(by as ToolReportGrouping)));
         io.out(renderRows(rows, format));
         return 0;
       }
       const sql = { 'dead-letters': DEAD_LETTERS_REPORT_SQL, usage: USAGE_REPORT_SQL, breaches: BREACHES_REPORT_SQL, drift: DRIFT_REPORT_SQL, mcp: MCP_REPORT_SQL }[what ?? ''];
       if (sql === undefined) throw new UsageError(`unknown report ${JSON.stringify(what ?? '')}: expected tools, usage, breaches, drift, mcp, discovery or dead-letters`);
-      const rows = await withSink(values, (sink) => sink.queryRows<Row>(sql));
+      const rows = await withSink(values, (sink) => sink.queryDisplayRows(sql));
       io.out(renderRows(rows, format));
       return 0;
     }
     case 'query': {
       const [sql, ...extra] = rest;
       if (sql === undefined || extra.length) throw new UsageError('query takes exactly one SQL argument (quote it)');
-      const rows = await withSink(values, (sink) => sink.queryRows<Row>(sql));
+      const rows = await withSink(values, (sink) => sink.queryDisplayRows(sql));
       io.out(renderRows(rows, format));
       return 0;
     }

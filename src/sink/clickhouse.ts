@@ -450,6 +450,30 @@ export class ClickHouseSink {
     return result.json<T>();
   }
 
+  /**
+   * Runs a query for display: rows as objects whose 64-bit integer columns are numbers where
+   * they fit a double exactly (|v| <= 2^53), decimal strings beyond (JSON readers lose precision
+   * past 2^53). The column types come with the result, so a String column of digits stays text.
+   */
+  async queryDisplayRows(query: string): Promise<Record<string, unknown>[]> {
+    const result = await this.client.query({ query, format: 'JSONCompactEachRowWithNamesAndTypes', clickhouse_settings: { output_format_json_quote_64bit_integers: 1 } });
+    const [names, types, ...rows] = await result.json<unknown[]>();
+    const cols = (names ?? []) as string[];
+    const wide = ((types ?? []) as string[]).map((t) => /^(?:Nullable\()?(?:LowCardinality\()?U?Int(?:64|128|256)\)*$/.test(t));
+    return rows.map((row) =>
+      Object.fromEntries(
+        cols.map((c, i) => {
+          const v = row[i];
+          if (wide[i] && typeof v === 'string' && /^-?[0-9]+$/.test(v)) {
+            const b = BigInt(v);
+            return [c, b <= 9007199254740992n && b >= -9007199254740992n ? Number(b) : v];
+          }
+          return [c, v];
+        }),
+      ),
+    );
+  }
+
   /** Runs a query and returns its result in a ClickHouse output format, as text. */
   async queryText(query: string, format: 'CSVWithNames' | 'JSONEachRow' | 'TabSeparatedWithNames'): Promise<string> {
     const result = await this.client.query({ query, format, clickhouse_settings: { output_format_json_quote_64bit_integers: 1 } });

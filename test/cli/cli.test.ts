@@ -166,6 +166,12 @@ describe('first contact (issue 13): a new user on a database that does not exist
     expect(pct.stderr).toContain('--threshold-pct must be an integer from 0 to 100');
   });
 
+  it('prints 64-bit counts as JSON numbers up to 2^53 and as exact strings beyond; text stays text', () => {
+    const r = toolcanon(['query', "SELECT count() AS n, toUInt64(18446744073709551615) AS big, '42' AS text", '--format', 'json', ...fresh('json')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('{"n":1,"big":"18446744073709551615","text":"42"}');
+  });
+
   it('turns failures into one line that says what to do', () => {
     const url = toolcanon(['report', 'tools', '--clickhouse', 'notaurl']);
     expect(url.code).toBe(2);

@@ -56,6 +56,9 @@ export interface Importer {
   defaultPaths(): string[];
   /** The files under `paths` this importer reads, sorted; a path may also name a file. */
   listFiles(paths: readonly string[]): string[];
-  /** Parses a whole file. Never throws on bad records: it skips and counts them. */
+  /**
+   * Parses a whole file. Never throws on bad records: one that cannot be read is returned in
+   * `malformed`, one skipped on purpose is counted in `skipped`.
+   */
   parseFile(path: string, data: Buffer): ParsedFile;
 }

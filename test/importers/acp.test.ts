@@ -14,6 +14,7 @@ const FIXTURES = new URL('./fixtures-acp/', import.meta.url).pathname;
 const CAPTURE = join(FIXTURES, 'grok-build-session.capture.jsonl');
 const BARE = join(FIXTURES, 'claude-code-acp.bare.jsonl');
 const SESSION = '01a25a43-b748-7a32-9ab9-5d95a51644fb';
+const GROWING_SESSION = '01a25a43-b748-7a32-9ab9-000000000002';
 const DEC_10_2025 = Date.parse('2025-12-10T08:00:00.000Z');
 
 type Event = Record<string, unknown> & { type: string; event_id: string };
@@ -98,15 +99,20 @@ describe('ACP bare notifications from claude-code-acp (synthetic, no times)', ()
     expect(r.parsed[1]?.['error']).toBe('npm ERR! Missing script: "test"');
   });
 
-  it('without a fallback time the calls are counted, not guessed', () => {
+  it('without a fallback time the calls are malformed at the lines that announced them, not guessed', () => {
     const r = parse(BARE);
     expect(r.events).toHaveLength(0);
-    expect(r.skipped).toEqual({ 'session_update:agent_message_chunk': 1, 'tool_call:no_time': 2 });
+    expect(r.skipped).toEqual({ 'session_update:agent_message_chunk': 1 });
+    const lines = readFileSync(BARE, 'utf8').split('\n');
+    expect(r.malformed?.map((m) => [m.line, m.problem, m.raw, m.endOffset])).toEqual([
+      [1, 'tool_call:no_time', lines[0], lineEnd(BARE, 1)],
+      [3, 'tool_call:no_time', lines[2], lineEnd(BARE, 3)],
+    ]);
   });
 });
 
 describe('ACP lines the importer does not turn into events', () => {
-  it('counts bad lines, reads bare params and epoch-second times, leaves a torn last line', () => {
+  it('returns broken lines and calls as malformed, reads bare params and epoch-second times, leaves a torn last line', () => {
     const text = [
       'not json',
       '{"gc_acp_capture":1,"ts":"2026-09-25T10:00:00Z","session_id":"gc-s1"}',
@@ -120,19 +126,32 @@ describe('ACP lines the importer does not turn into events', () => {
     const r = parseAcpFile('/tmp/c.jsonl', Buffer.from(`${text}\n{"jsonrpc":"2.0","method":"session/upd`));
     expect(r.recordsRead).toBe(7);
     expect(r.completeBytes).toBe(Buffer.byteLength(text) + 1);
-    expect(r.skipped).toEqual({
-      invalid_json: 1,
-      unknown: 1,
-      'session_update:tool_call_update:no_tool_call_id': 1,
-      'jsonrpc:fs/read_text_file': 1,
-      'tool_call:no_name': 1,
-    });
+    expect(r.skipped).toEqual({ unknown: 1, 'jsonrpc:fs/read_text_file': 1 });
+    const lines = text.split('\n');
+    expect(r.malformed?.map((m) => [m.line, m.problem, m.raw])).toEqual([
+      [1, 'invalid_json', lines[0]],
+      [5, 'session_update:tool_call_update:no_tool_call_id', lines[4]],
+      // A call no update names: malformed where it was announced.
+      [6, 'tool_call:no_name', lines[5]],
+    ]);
     expect(r.events).toHaveLength(1);
     const t1 = JSON.parse(r.events[0]?.line ?? '{}') as Event;
     expect(t1).toMatchObject({ harness: 'grok_build', tool: 'Edit a.go', status: 'ok', ts: '2026-09-21T14:13:20.250Z', duration_ms: 1250, turn_id: '', model: '' });
     // The integer beyond 2^53 reaches the envelope as written.
     expect(r.events[0]?.line.endsWith(',"input":{"path":"a.go","n":12345678901234567890}}')).toBe(true);
     expect(r.events[0]?.source).toBe('/tmp/c.jsonl:4');
+  });
+});
+
+describe('ACP updates of a call announced elsewhere', () => {
+  it('counts updates no line names as a call without its tool_call; an announced call without a name is malformed', () => {
+    const update = (id: string, extra: string) => `{"ts":"2026-09-25T10:00:00Z","msg":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"${id === 't2' ? 'tool_call' : 'tool_call_update'}","toolCallId":"${id}"${extra}}}}}`;
+    const text = [update('t1', ',"status":"completed"'), update('t1', ',"rawOutput":"done"'), update('t2', ',"status":"pending"'), update('t3', ',"status":"completed","_meta":{"claudeCode":{"toolName":"Read"}}')].join('\n');
+    const r = parseAcpFile('/tmp/o.jsonl', Buffer.from(`${text}\n`));
+    expect(r.skipped).toEqual({ 'tool_call_update:without_tool_call': 1 });
+    expect(r.malformed?.map((m) => [m.line, m.problem])).toEqual([[3, 'tool_call:no_name']]);
+    // An update that names its tool is still a call, announced or not.
+    expect(r.events.map((e) => (JSON.parse(e.line) as Event)['tool'])).toEqual(['Read']);
   });
 });
 
@@ -181,13 +200,15 @@ describe('acp import into embedded ClickHouse', () => {
   });
 
   it('a growing capture: a call completed by appended lines is re-emitted and replaced; finished calls are not', async () => {
-    const lines = readFileSync(CAPTURE, 'utf8').split('\n');
+    // A session of its own: the fixture's finished calls, imported above, would outrank the
+    // copy's pending ones (a finished call beats a pending copy of it in tool_calls).
+    const lines = readFileSync(CAPTURE, 'utf8').replaceAll(SESSION, GROWING_SESSION).split('\n');
     // Cut after line 13: the failing bash call (announced on line 10) is still in progress.
     writeFileSync(growing, `${lines.slice(0, 13).join('\n')}\n`);
     const part = await runImport(acpImporter, [growing], sink);
     expect(part.eventsEmitted).toBe(2);
     const statusOf = async (): Promise<string | undefined> =>
-      (await sink.queryRows<{ status: string }>("SELECT status FROM tool_calls FINAL WHERE call_id = 'call-6463db1a-b78a-4b45-a33c-67b00c00ee99-0'"))[0]?.status;
+      (await sink.queryRows<{ status: string }>(`SELECT status FROM tool_calls FINAL WHERE session_id = '${GROWING_SESSION}' AND call_id = 'call-6463db1a-b78a-4b45-a33c-67b00c00ee99-0'`))[0]?.status;
     expect(await statusOf()).toBe('pending');
     appendFileSync(growing, lines.slice(13).join('\n'));
     const rest = await runImport(acpImporter, [growing], sink);
@@ -195,7 +216,8 @@ describe('acp import into embedded ClickHouse', () => {
     expect(rest.eventsAlreadyImported).toBe(1);
     expect(rest.eventsEmitted).toBe(6);
     expect(await statusOf()).toBe('error');
-    // The same session and call ids as the fixture: still 9 distinct calls.
-    expect(await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL')).toBe(9);
+    // Each call once: the 7 of the grown copy beside the fixtures' 9.
+    expect(await countOf(sink, `SELECT count() AS n FROM tool_calls FINAL WHERE session_id = '${GROWING_SESSION}'`)).toBe(7);
+    expect(await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL')).toBe(16);
   });
 });

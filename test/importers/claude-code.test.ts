@@ -184,8 +184,8 @@ describe('parseTranscript (inline records)', () => {
     expect([turnOf('toolu_1'), turnOf('toolu_2'), turnOf('toolu_3'), turnOf('toolu_4')]).toEqual(['p1', 'p1', 'p1', 'p2']);
   });
 
-  it('skips and counts bad and unknown records without throwing', () => {
-    const r = parseLines([
+  it('returns unreadable lines as malformed (line, bytes), counts skipped record types, never throws', () => {
+    const records: (Line | string)[] = [
       '{"type":"assistant", not json',
       '[1,2,3]',
       '{"no_type":true}',
@@ -195,18 +195,54 @@ describe('parseTranscript (inline records)', () => {
       assistant('a1', 'yesterday-ish', 'msg_1', 'req_1', toolUse('toolu_1', 'Bash'), 4),
       assistant('a2', '2026-02-10T21:00:01.000Z', 'msg_2', 'req_2', { type: 'text', text: 'x' }, 4, { message: { model: '<synthetic>', id: 'msg_2', content: [], usage: { input_tokens: 0, output_tokens: 0 } } }),
       toolResult('u1', '2026-02-10T21:00:02.000Z', 'toolu_elsewhere', 'ok'),
+      { type: 'user', sessionId: SESSION, message: { role: 'user', content: 42 } },
+      assistant('a3', '2026-02-10T21:00:03.000Z', 'msg_3', 'req_3', { type: 'tool_use', name: 'Bash', input: {} }, 4),
+      assistant('a4', '2026-02-10T21:00:04.000Z', 'msg_4', 'req_4', { type: 'text', text: 'y' }, 4, { message: { model: 'm', id: 'msg_4', content: [], usage: { input_tokens: -1, output_tokens: 2 } } }),
+    ];
+    const r = parseLines(records);
+    // Line 11's usage is fine: only its tool_use block without an id is malformed.
+    expect(r.parsedEvents.map((e) => [e['type'], e['request_id']])).toEqual([['usage', 'req_3']]);
+    const texts = records.map((x) => (typeof x === 'string' ? x : JSON.stringify(x)));
+    expect(r.malformed.map((m) => [m.line, m.problem])).toEqual([
+      [1, 'invalid_json'],
+      [2, 'not_an_object'],
+      [3, 'malformed_record'],
+      [4, 'malformed_assistant'],
+      [7, 'bad_timestamp'],
+      [10, 'malformed_user'],
+      [11, 'malformed_tool_use'],
+      [12, 'bad_usage'],
     ]);
-    expect(r.events).toEqual([]);
+    // Each carries its line's bytes as read and ends where its line ends, like an event.
+    for (const m of r.malformed) {
+      expect(m.raw).toBe(texts[m.line - 1]);
+      expect(m.endOffset).toBe(r.lines.find((l) => l.lineNo === m.line)?.endOffset);
+    }
+    expect(r.malformed.map((m) => m.detail)).toEqual([
+      expect.stringMatching(/^The record is not valid JSON \(.+\)\.$/),
+      'The record is JSON but an array, not an object.',
+      '`type` is missing, not a string.',
+      '`message` is the string "not an object", not an object.',
+      '`timestamp` is the string "yesterday-ish", not an ISO 8601 time.',
+      '`message.content` is the number 42, not a string or an array.',
+      "A tool_use block's `id` is missing, not a non-empty string.",
+      '`message.usage.input_tokens` is the number -1, not a non-negative integer.',
+    ]);
+    // Only the record types skipped on purpose are counters now.
     expect(r.skipped).toEqual({
-      invalid_json: 2,
-      malformed_record: 1,
-      malformed_assistant: 1,
       'unknown_type:hologram': 1,
       'file-history-snapshot': 1,
-      bad_timestamp: 1,
       synthetic_usage: 1,
       tool_result_without_tool_use: 1,
     });
+  });
+
+  it('returns a usage without message.id as malformed but still reads the tool calls of its line', () => {
+    const line = assistant('a1', '2026-02-10T21:00:01.000Z', 'msg_1', 'req_1', toolUse('toolu_1', 'Read', { file_path: 'a' }), 4);
+    const r = parseLines([{ ...line, message: { ...(line['message'] as Line), id: undefined } }]);
+    expect(r.malformed.map((m) => [m.line, m.problem])).toEqual([[1, 'usage_without_message_id']]);
+    expect(r.parsedEvents.map((e) => [e['type'], e['call_id']])).toEqual([['tool_call', 'toolu_1']]);
+    expect(r.skipped).toEqual({});
   });
 
   it.each([

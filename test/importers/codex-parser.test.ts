@@ -155,10 +155,15 @@ describe('parseRollout: token_count events', () => {
     expect(p.usage[0]?.body).toMatchObject({ turn_id: 'turn-9', context_window_tokens: 258400 });
   });
 
-  it('skips and counts a token_count with malformed figures', () => {
-    const p = parse([meta(), tokenCount('2025-10-10T16:10:34.777Z', { input_tokens: -1, output_tokens: 2 }), tokenCount('2025-10-10T16:10:35.000Z', { input_tokens: 1.5, output_tokens: 2 })]);
+  it('returns a token_count with malformed figures as malformed, with its line', () => {
+    const records = [meta(), tokenCount('2025-10-10T16:10:34.777Z', { input_tokens: -1, output_tokens: 2 }), tokenCount('2025-10-10T16:10:35.000Z', { input_tokens: 1.5, output_tokens: 2 })];
+    const p = parse(records);
     expect(p.usage).toHaveLength(0);
-    expect(p.skipped['token_count:invalid']).toBe(2);
+    expect(p.malformed?.map((m) => [m.line, m.problem, m.raw, m.detail])).toEqual([
+      [2, 'token_count:invalid', JSON.stringify(records[1]), '`payload.info.total_token_usage.input_tokens` is the number -1, not a non-negative integer.'],
+      [3, 'token_count:invalid', JSON.stringify(records[2]), '`payload.info.total_token_usage.input_tokens` is the number 1.5, not a non-negative integer.'],
+    ]);
+    expect(p.skipped).toEqual({});
   });
 });
 
@@ -364,8 +369,8 @@ describe('parseRollout: formats and bad records', () => {
     expect(p.skipped['session_meta:other']).toBe(1);
   });
 
-  it('skips and counts unknown and broken records, never throws', () => {
-    const p = parse([
+  it('returns broken records as malformed (line, bytes), counts unknown ones, never throws', () => {
+    const records: (Rec | string)[] = [
       meta(),
       'not json at all',
       '[1,2,3]',
@@ -377,18 +382,48 @@ describe('parseRollout: formats and bad records', () => {
       env('2025-10-10T16:00:00.000Z', 'event_msg', { type: 'agent_message', message: 'hi' }),
       { something: 'else' },
       env('2025-10-10T16:00:00.000Z', 'response_item', { type: 'ghost_snapshot' }),
-    ]);
+      env('yesterday', 'response_item', { type: 'function_call', name: 'shell', arguments: '{}', call_id: 'c1' }),
+      env('2025-10-10T16:00:00.000Z', 'response_item', { type: 'function_call_output', call_id: 'c2', output: 7 }),
+      env('2025-10-10T16:00:00.000Z', 'event_msg', { type: 'exec_command_end', exit_code: 0 }),
+      env('2025-10-10T16:00:00.000Z', 'event_msg', { type: 'exec_command_end', call_id: 'nowhere', exit_code: 0 }),
+    ];
+    const p = parse(records);
     expect(p.events).toHaveLength(0);
+    const data = rollout(records);
+    const lineEnd = (n: number): number => data.toString('utf8').split('\n').slice(0, n).reduce((bytes, l) => bytes + Buffer.byteLength(l) + 1, 0);
+    expect(p.malformed?.map((m) => [m.line, m.problem])).toEqual([
+      [2, 'invalid_json'],
+      [3, 'not_an_object'],
+      [4, 'not_an_object'],
+      [7, 'malformed:envelope'],
+      [8, 'malformed:function_call'],
+      [10, 'malformed:record'],
+      [12, 'bad_timestamp'],
+      [13, 'malformed:function_call_output'],
+      [14, 'malformed:exec_command_end'],
+    ]);
+    for (const m of p.malformed ?? []) {
+      const record = records[m.line - 1];
+      expect(m.raw).toBe(typeof record === 'string' ? record : JSON.stringify(record));
+      expect(m.endOffset).toBe(lineEnd(m.line));
+    }
+    expect(p.malformed?.find((m) => m.line === 8)?.detail).toBe('`call_id` of a function_call is missing, not a non-empty string.');
+    // What stays a counter: record types and events skipped on purpose, and an end event whose
+    // call is not in the file.
     expect(p.skipped).toEqual({
-      invalid_json: 3,
       world_state: 1,
       'unknown:brand_new_type': 1,
-      'malformed:envelope': 1,
-      'malformed:function_call': 1,
       'event_msg:agent_message': 1,
-      'unknown:record': 1,
       'response_item:ghost_snapshot': 1,
+      'event_msg:exec_command_end:without_call': 1,
     });
+  });
+
+  it('returns a session_meta without an id as malformed and takes the next one as the session', () => {
+    const p = parse([env('2025-10-10T16:10:00.000Z', 'session_meta', { cwd: '/w' }), meta('second-session'), tokenCount('2025-10-10T16:10:34.777Z', usage(10, 0, 1, 0))]);
+    expect(p.malformed?.map((m) => [m.line, m.problem, m.detail])).toEqual([[1, 'malformed:session_meta', '`payload.id` is missing, not a non-empty string.']]);
+    expect(p.usage[0]?.body['session_id']).toBe('second-session');
+    expect(p.skipped).toEqual({});
   });
 
   it('leaves a truncated last line for later', () => {

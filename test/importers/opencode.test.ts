@@ -116,7 +116,7 @@ describe('opencode run --format json capture (rickywo/Formic, opencode 1.17.18)'
 });
 
 describe('opencode records the importer does not turn into events', () => {
-  it('counts bad and unknown lines, keeps the finished state of a bus-updated part, never throws', () => {
+  it('returns broken lines as malformed, counts unknown ones, keeps the finished state of a bus-updated part, never throws', () => {
     const part = (status: string, extra: string) =>
       `{"type":"message.part.updated","properties":{"part":{"id":"prt_1","sessionID":"ses_x","messageID":"msg_1","type":"tool","callID":"call_9","tool":"grep","state":{"status":"${status}","input":{"pattern":"TODO","path":"src"}${extra}}}}}`;
     const text = [
@@ -133,7 +133,14 @@ describe('opencode records the importer does not turn into events', () => {
     const r = parseOpencodeFile('/tmp/bus.jsonl', Buffer.from(`${text}\n{"type":"text","part":{`));
     expect(r.recordsRead).toBe(9);
     expect(r.completeBytes).toBe(Buffer.byteLength(text) + 1);
-    expect(r.skipped).toEqual({ invalid_json: 1, unknown: 1, 'bus:session.idle': 1, 'step-finish:no_usage': 1, 'tool:no_time': 1 });
+    expect(r.skipped).toEqual({ unknown: 1, 'bus:session.idle': 1, 'step-finish:no_usage': 1 });
+    // The torn last line is no malformed record: it waits for the next import.
+    const lines = text.split('\n');
+    expect(r.malformed?.map((m) => [m.line, m.problem, m.raw])).toEqual([
+      [1, 'invalid_json', lines[0]],
+      [9, 'tool:no_time', lines[8]],
+    ]);
+    expect(r.malformed?.[1]?.endOffset).toBe(Buffer.byteLength(text) + 1);
     const events = r.events.map((e) => JSON.parse(e.line) as Event);
     expect(events.map((e) => [e['call_id'], e['status'], e['error'] ?? null, e['duration_ms'] ?? null])).toEqual([
       ['call_9', 'error', 'rg: src: No such file or directory', 250],
@@ -146,7 +153,29 @@ describe('opencode records the importer does not turn into events', () => {
 
   it('leaves a storage file that does not parse (being rewritten) for the next import', () => {
     const r = parseOpencodeFile('/s/part/msg_1/prt_1.json', Buffer.from('{"id":"prt_1","type":"to'));
-    expect(r).toMatchObject({ events: [], completeBytes: 0, skipped: { invalid_json: 1 } });
+    expect(r).toMatchObject({ events: [], malformed: [], completeBytes: 0, skipped: { incomplete_document: 1 } });
+  });
+
+  it('returns malformed records of an export document with their own text and the line they start on', () => {
+    // A tool part without its `tool`, an assistant message whose tokens are no counts.
+    const part = { type: 'tool', callID: 'call_1', messageID: 'msg_1', sessionID: 'ses_1', state: { status: 'completed' } };
+    const info = { id: 'msg_1', sessionID: 'ses_1', role: 'assistant', time: { created: 1783674214000 }, tokens: { input: 'many', output: 2 } };
+    const doc = { info: { id: 'ses_1' }, messages: ['not a message', { info, parts: [part] }] };
+    const text = JSON.stringify(doc, null, 2);
+    const r = parseOpencodeFile('/x/ses_1.json', Buffer.from(text));
+    expect(r.events).toEqual([]);
+    const lineOf = (needle: string): number => text.slice(0, text.indexOf(needle)).split('\n').length;
+    expect(r.malformed?.map((m) => [m.problem, m.line])).toEqual([
+      ['not_an_object', lineOf('"not a message"')],
+      ['part:tool:malformed', lineOf('"type": "tool"') - 1],
+      ['message:bad_tokens', lineOf('"id": "msg_1"') - 1],
+    ]);
+    expect(r.malformed?.[0]?.raw).toBe('"not a message"');
+    expect(JSON.parse(String(r.malformed?.[1]?.raw))).toEqual(part);
+    expect(JSON.parse(String(r.malformed?.[2]?.raw))).toEqual(info);
+    expect(r.malformed?.[2]?.detail).toBe('`tokens.input` is the string "many", not a non-negative integer.');
+    // A whole document is re-read when it changes: its records end at the file's end.
+    expect(new Set(r.malformed?.map((m) => m.endOffset))).toEqual(new Set([Buffer.byteLength(text)]));
   });
 });
 

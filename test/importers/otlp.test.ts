@@ -161,7 +161,7 @@ function span(fields: Record<string, unknown>, attributes: Record<string, unknow
   };
 }
 
-function exportLine(service: string, spans: Record<string, unknown>[]): string {
+function exportLine(service: string, spans: unknown[]): string {
   return JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] }, scopeSpans: [{ spans }] }] });
 }
 
@@ -209,7 +209,8 @@ describe('OTel GenAI conventions the samples do not show (synthetic spans)', () 
       'not json',
     ].join('\n');
     const r = parseText(`${text}\n{"resourceSpans":[`);
-    expect(r.skipped).toEqual({ 'span:invoke_agent': 1, not_otlp: 1, invalid_json: 1 });
+    expect(r.skipped).toEqual({ 'span:invoke_agent': 1, not_otlp: 1 });
+    expect(r.malformed?.map((m) => [m.line, m.problem, m.raw])).toEqual([[4, 'invalid_json', 'not json']]);
     expect(r.recordsRead).toBe(6);
     expect(r.completeBytes).toBe(Buffer.byteLength(text) + 1);
     const [, bash, weather] = r.parsed;
@@ -249,7 +250,34 @@ describe('OTel GenAI conventions the samples do not show (synthetic spans)', () 
 
   it('leaves a whole-file document that does not parse yet for the next import', () => {
     const r = parseOtlpFile('/tmp/t.json', Buffer.from('{\n  "resourceLogs": [\n'));
-    expect(r).toMatchObject({ events: [], completeBytes: 0, skipped: { invalid_json: 1 } });
+    expect(r).toMatchObject({ events: [], malformed: [], completeBytes: 0, skipped: { incomplete_document: 1 } });
+  });
+
+  it('returns a malformed span or log record as its own JSON text, at the line of its export', () => {
+    const nameless = span({ spanId: 'a1a1a1a1a1a1a1a1', name: 'tool' }, { 'gen_ai.operation.name': { stringValue: 'execute_tool' } });
+    const timeless = span({ spanId: 'a2a2a2a2a2a2a2a2', name: 'execute_tool Read', startTimeUnixNano: 'soon' }, { 'gen_ai.operation.name': { stringValue: 'execute_tool' } });
+    const badUsage = span({ spanId: 'a3a3a3a3a3a3a3a3', name: 'chat' }, { 'gen_ai.operation.name': { stringValue: 'chat' }, 'gen_ai.usage.input_tokens': { stringValue: 'lots' } });
+    const text = [exportLine('claude-code', [nameless, chat({})]), exportLine('claude-code', [timeless, 7, badUsage])].join('\n');
+    const r = parseText(`${text}\n`);
+    expect(r.parsed.map((e) => e.type)).toEqual(['usage']);
+    expect(r.malformed?.map((m) => [m.line, m.problem])).toEqual([
+      [1, 'span:execute_tool:no_tool_name'],
+      [2, 'span:execute_tool:no_time'],
+      [2, 'span:not_an_object'],
+      [2, 'span:chat:bad_usage'],
+    ]);
+    expect(r.malformed?.map((m) => m.raw)).toEqual([JSON.stringify(nameless), JSON.stringify(timeless), '7', JSON.stringify(badUsage)]);
+    expect(r.malformed?.[1]?.detail).toBe('The execute_tool span\'s `startTimeUnixNano` is the string "soon", not a time in Unix nanoseconds.');
+    expect(r.malformed?.[3]?.endOffset).toBe(Buffer.byteLength(text) + 1);
+    expect(r.recordsRead).toBe(5);
+    expect(r.skipped).toEqual({});
+    // In a whole-file document the line is the one the span object starts on.
+    const pretty = JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] }, scopeSpans: [{ spans: [chat({}), nameless] }] }] }, null, 2);
+    const whole = parseOtlpFile('/tmp/t.json', Buffer.from(pretty));
+    const at = pretty.indexOf('"spanId": "a1a1a1a1a1a1a1a1"');
+    const start = pretty.lastIndexOf('{', pretty.lastIndexOf('"traceId"', at));
+    expect(whole.malformed?.map((m) => [m.line, m.problem])).toEqual([[pretty.slice(0, start).split('\n').length, 'span:execute_tool:no_tool_name']]);
+    expect(JSON.parse(String(whole.malformed?.[0]?.raw))).toEqual(nameless);
   });
 });
 

@@ -1,10 +1,12 @@
 // Turns an ACP capture (JSONL of JSON-RPC messages, bare or in a recorder's wrapper) into
 // toolcanon tool_call events: each `tool_call` joined with its `tool_call_update`s by
-// session and toolCallId. Pure: the caller passes the time to use when lines carry none.
+// session and toolCallId. Pure: the caller passes the time to use when lines carry none. A line
+// or a call that cannot be read is returned as malformed (with its line); lines of messages
+// that carry no tool call are counted.
 import type { Harness } from '../../canonical/meta.ts';
 import { findSpan } from '../../decode/spans.ts';
 import { stableEventId, toolCallLine, type RawToolInput } from '../envelope.ts';
-import { parseObject, splitCompleteLines } from '../lines.ts';
+import { describeValue, MalformedRecords, readObject, splitCompleteLines, type RawLine } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';
 import { isObject, locateMessage, readToolCallFields, type JsonObject, type ToolCallFields } from './types.ts';
 
@@ -39,6 +41,10 @@ interface CallState {
   readonly sessionId: string;
   readonly toolCallId: string;
   readonly order: number;
+  /** The first line of the call: a call that cannot be emitted is malformed there. */
+  readonly firstLine: RawLine;
+  /** Whether a `tool_call` update announced the call (else only updates of it are in the file). */
+  announced: boolean;
   readonly turnId: string;
   model: string;
   /** Time of the first update (the line's own time), and whether the line had one. */
@@ -84,6 +90,7 @@ function outputOf(call: CallState): string | undefined {
 export function parseAcpFile(path: string, data: Buffer, options: AcpParseOptions = {}): ParsedFile {
   const { lines, completeBytes } = splitCompleteLines(data);
   const skipped: Record<string, number> = {};
+  const malformed = new MalformedRecords();
   const calls = new Map<string, CallState>();
   let agentHarness: Harness | undefined;
   /** Client requests awaiting their response, by JSON-RPC id: what the response will tell. */
@@ -91,7 +98,7 @@ export function parseAcpFile(path: string, data: Buffer, options: AcpParseOption
   const models = new Map<string, string>();
   const turns = new Map<string, string>();
 
-  const merge = (sessionId: string, fields: ToolCallFields, updatePath: readonly string[], line: { text: string; source: string; endOffset: number; timeMs: number | undefined; order: number }): void => {
+  const merge = (sessionId: string, fields: ToolCallFields, announces: boolean, updatePath: readonly string[], line: { raw: RawLine; text: string; source: string; endOffset: number; timeMs: number | undefined; order: number }): void => {
     const key = `${sessionId}\u0000${fields.toolCallId}`;
     let call = calls.get(key);
     if (!call) {
@@ -99,6 +106,8 @@ export function parseAcpFile(path: string, data: Buffer, options: AcpParseOption
         sessionId,
         toolCallId: fields.toolCallId,
         order: line.order,
+        firstLine: line.raw,
+        announced: false,
         turnId: turns.get(sessionId) ?? '',
         model: models.get(sessionId) ?? '',
         firstMs: line.timeMs,
@@ -119,6 +128,7 @@ export function parseAcpFile(path: string, data: Buffer, options: AcpParseOption
       };
       calls.set(key, call);
     }
+    if (announces) call.announced = true;
     // ACP: an update replaces the fields it carries (content replaces the whole collection).
     if (fields.title !== undefined) call.title = fields.title;
     call.firstTitle ??= fields.title;
@@ -146,12 +156,13 @@ export function parseAcpFile(path: string, data: Buffer, options: AcpParseOption
   };
 
   lines.forEach((raw, order) => {
-    const line = parseObject(raw.text);
-    if (!line) return count(skipped, 'invalid_json');
-    const located = locateMessage(line);
+    const read = readObject(raw.text);
+    if (!read.ok) return malformed.addLine(raw, read.problem, read.detail);
+    const located = locateMessage(read.value);
+    // A line with no JSON-RPC message in it (a recorder's header, say): not read on purpose.
     if (!located) return count(skipped, 'unknown');
     const { message, paramsPath } = located;
-    const at = { text: raw.text, source: `${path}:${raw.lineNo}`, endOffset: raw.endOffset, timeMs: located.timeMs, order };
+    const at = { raw, text: raw.text, source: `${path}:${raw.lineNo}`, endOffset: raw.endOffset, timeMs: located.timeMs, order };
     const method = typeof message['method'] === 'string' ? message['method'] : undefined;
     const params = isObject(message['params']) ? message['params'] : undefined;
     const id = message['id'];
@@ -172,18 +183,25 @@ export function parseAcpFile(path: string, data: Buffer, options: AcpParseOption
     if (method === 'session/prompt' && sessionId && idKey !== undefined) turns.set(sessionId, idKey);
     if (method === 'session/set_model' && sessionId && typeof params?.['modelId'] === 'string') models.set(sessionId, params['modelId']);
 
-    if (method === 'session/update' && sessionId && isObject(params?.['update'])) {
-      const update = params['update'];
-      const kind = typeof update['sessionUpdate'] === 'string' ? update['sessionUpdate'] : 'unknown';
+    if (method === 'session/update') {
+      const update = params?.['update'];
+      if (!sessionId) return malformed.addLine(raw, 'session_update:no_session', `\`params.sessionId\` of a session/update is ${describeValue(params?.['sessionId'])}, not a string.`);
+      if (!isObject(update)) return malformed.addLine(raw, 'session_update:no_update', `\`params.update\` of a session/update is ${describeValue(update)}, not an object.`);
+      const kind = update['sessionUpdate'];
+      if (typeof kind !== 'string') return malformed.addLine(raw, 'session_update:no_kind', `\`params.update.sessionUpdate\` is ${describeValue(kind)}, not a string.`);
       if (kind !== 'tool_call' && kind !== 'tool_call_update') return count(skipped, `session_update:${kind}`);
       const fields = readToolCallFields(update);
-      if (!fields) return count(skipped, `session_update:${kind}:no_tool_call_id`);
-      return merge(sessionId, fields, [...paramsPath, 'update'], at);
+      if (!fields) return malformed.addLine(raw, `session_update:${kind}:no_tool_call_id`, `\`toolCallId\` of a ${kind} is ${describeValue(update['toolCallId'])}, not a non-empty string.`);
+      return merge(sessionId, fields, kind === 'tool_call', [...paramsPath, 'update'], at);
     }
-    if (method === 'session/request_permission' && sessionId && isObject(params?.['toolCall'])) {
+    if (method === 'session/request_permission') {
       // The permission request describes the same call (often with its rawInput): merged.
-      const fields = readToolCallFields(params['toolCall']);
-      if (fields) return merge(sessionId, fields, [...paramsPath, 'toolCall'], at);
+      const toolCall = params?.['toolCall'];
+      if (!sessionId) return malformed.addLine(raw, 'request_permission:no_session', `\`params.sessionId\` of a session/request_permission is ${describeValue(params?.['sessionId'])}, not a string.`);
+      if (!isObject(toolCall)) return malformed.addLine(raw, 'request_permission:no_tool_call', `\`params.toolCall\` of a session/request_permission is ${describeValue(toolCall)}, not an object.`);
+      const fields = readToolCallFields(toolCall);
+      if (!fields) return malformed.addLine(raw, 'request_permission:no_tool_call_id', `\`params.toolCall.toolCallId\` is ${describeValue(toolCall['toolCallId'])}, not a non-empty string.`);
+      return merge(sessionId, fields, false, [...paramsPath, 'toolCall'], at);
     }
     count(skipped, `jsonrpc:${method}`);
   });
@@ -200,14 +218,20 @@ export function parseAcpFile(path: string, data: Buffer, options: AcpParseOption
   for (const call of [...calls.values()].sort((a, b) => a.order - b.order)) {
     const fromTitle = call.firstTitle ?? call.title ?? call.kind;
     const tool = call.xaiName ?? call.claudeToolName ?? fromTitle?.slice(0, TOOL_NAME_MAX);
+    if (!tool && !call.announced) {
+      // Updates of a call announced before the capture began (or in another file), none of
+      // which names it: like a tool result without its tool use, there is nothing to join.
+      count(skipped, 'tool_call_update:without_tool_call');
+      continue;
+    }
     if (!tool) {
-      count(skipped, 'tool_call:no_name');
+      malformed.addLine(call.firstLine, 'tool_call:no_name', `Tool call ${JSON.stringify(call.toolCallId)} has no \`_meta\` tool name, \`title\` or \`kind\` in any of its updates.`);
       continue;
     }
     const harness: Harness = call.xaiNamespace ?? (call.claudeToolName !== undefined ? 'claude_code' : undefined) ?? agentHarness ?? DEFAULT_ACP_HARNESS;
     const startMs = call.firstMs ?? options.fallbackTimeMs;
     if (startMs === undefined) {
-      count(skipped, 'tool_call:no_time');
+      malformed.addLine(call.firstLine, 'tool_call:no_time', `Tool call ${JSON.stringify(call.toolCallId)} has no time: its lines carry no \`ts\`, \`timestamp\` or \`time\`, and the file's time is unknown.`);
       continue;
     }
     const status = call.status === 'completed' ? 'ok' : call.status === 'failed' ? 'error' : 'pending';
@@ -235,5 +259,5 @@ export function parseAcpFile(path: string, data: Buffer, options: AcpParseOption
     );
     events.push({ line, source: call.source, endOffset: call.endOffset });
   }
-  return { events, completeBytes, recordsRead: lines.length, skipped };
+  return { events, malformed: malformed.records, completeBytes, recordsRead: lines.length, skipped };
 }

@@ -12,7 +12,7 @@ export const claudeCodeImporter: Importer = {
   listFiles: (paths) => listTranscriptFiles(paths),
   parseFile(path: string, data: Buffer): ParsedFile {
     const { lines, completeBytes } = splitCompleteLines(data);
-    const { events, skipped } = parseTranscript(lines, { path, fallbackSessionId: fallbackSessionId(path) });
-    return { events, completeBytes, recordsRead: lines.length, skipped };
+    const { events, malformed, skipped } = parseTranscript(lines, { path, fallbackSessionId: fallbackSessionId(path) });
+    return { events, malformed, completeBytes, recordsRead: lines.length, skipped };
   },
 };

@@ -1,12 +1,15 @@
 // Turns the lines of one Claude Code transcript into toolcanon events: one `usage` event per
 // distinct API response and one `tool_call` event per tool_use, joined with its tool_result.
-// Pure functions: no I/O, never throws on a bad record (it is skipped and counted).
+// Pure functions: no I/O, never throws on a bad record (it is returned as malformed, with its
+// line, or counted when it is a record type skipped on purpose).
 import { findSpan } from '../../decode/spans.ts';
 import { normaliseTimestamp, stableEventId, toolCallLine, usageLine, type RawToolInput, type ToolCallFields } from '../envelope.ts';
-import { parseObject, type RawLine } from '../lines.ts';
-import type { ImportedEvent } from '../types.ts';
+import { describeValue, MalformedRecords, readObject, type RawLine } from '../lines.ts';
+import type { ImportedEvent, MalformedRecord } from '../types.ts';
 import {
   IGNORED_RECORD_TYPES,
+  assistantFault,
+  envelopeFault,
   isAssistantRecord,
   isEnvelope,
   isJsonObject,
@@ -14,6 +17,9 @@ import {
   isToolUseBlock,
   isUserRecord,
   toUsage,
+  toolUseFault,
+  usageFault,
+  userFault,
   type RawAssistantRecord,
   type RawEnvelope,
   type RawToolResultBlock,
@@ -54,6 +60,8 @@ export interface TranscriptContext {
 export interface ParsedTranscript {
   /** In time order: by timestamp, then by the line that started the event. */
   readonly events: ImportedEvent[];
+  /** Lines that could not be read, each once (the first problem found on the line). */
+  readonly malformed: MalformedRecord[];
   readonly skipped: Record<string, number>;
 }
 
@@ -238,6 +246,7 @@ function typeKey(type: string): string {
 /** Parses the complete lines of one transcript file into events, in time order. */
 export function parseTranscript(lines: readonly RawLine[], context: TranscriptContext): ParsedTranscript {
   const skipped: Record<string, number> = {};
+  const malformed = new MalformedRecords();
   const turns = new Map<string, string>();
   const responses = new Map<string, ResponseState>();
   const toolUses = new Map<string, ToolUseState>();
@@ -259,7 +268,12 @@ export function parseTranscript(lines: readonly RawLine[], context: TranscriptCo
     if (typeof content === 'string') return;
     const ts = normaliseTimestamp(record.timestamp);
     for (const block of content) {
-      if (!isToolResultBlock(block)) continue;
+      if (!isToolResultBlock(block)) {
+        if (isJsonObject(block) && block['type'] === 'tool_result') {
+          malformed.addLine(line, 'malformed_tool_result', `A tool_result block's \`tool_use_id\` is ${describeValue(block['tool_use_id'])}, not a non-empty string.`);
+        }
+        continue;
+      }
       // The first result of a call is kept: a later copy cannot change an event already written.
       if (results.has(block.tool_use_id)) count(skipped, 'duplicate_tool_result');
       else results.set(block.tool_use_id, { block, ts, line });
@@ -269,7 +283,7 @@ export function parseTranscript(lines: readonly RawLine[], context: TranscriptCo
   function readAssistant(record: RawAssistantRecord, text: string, line: RawLine): void {
     const ts = normaliseTimestamp(record.timestamp);
     if (ts === undefined) {
-      count(skipped, 'bad_timestamp');
+      malformed.addLine(line, 'bad_timestamp', `\`timestamp\` is ${describeValue(record.timestamp)}, not an ISO 8601 time.`);
       return;
     }
     const message = record.message;
@@ -281,7 +295,10 @@ export function parseTranscript(lines: readonly RawLine[], context: TranscriptCo
     if (message.usage !== undefined && message.usage !== null) readUsage(record, line, ts, sessionId, agentId, turnId, model);
 
     for (const [blockIndex, block] of message.content.entries()) {
-      if (!isToolUseBlock(block)) continue;
+      if (!isToolUseBlock(block)) {
+        if (isJsonObject(block) && block['type'] === 'tool_use') malformed.addLine(line, 'malformed_tool_use', toolUseFault(block));
+        continue;
+      }
       if (toolUses.has(block.id)) {
         count(skipped, 'duplicate_tool_use');
         continue;
@@ -294,7 +311,8 @@ export function parseTranscript(lines: readonly RawLine[], context: TranscriptCo
     const message = record.message;
     const usage = toUsage(message.usage);
     if (usage === undefined) {
-      count(skipped, 'bad_usage');
+      // The line's tool calls are still read: only its usage is unreadable.
+      malformed.addLine(line, 'bad_usage', usageFault(message.usage));
       return;
     }
     // Claude Code's own placeholder messages (API errors, interrupts) were never metered.
@@ -304,7 +322,9 @@ export function parseTranscript(lines: readonly RawLine[], context: TranscriptCo
     }
     const messageId = typeof message.id === 'string' ? message.id : '';
     if (messageId === '') {
-      count(skipped, 'usage_without_message_id');
+      // Without the id the streamed copies of a response cannot be told apart: counting the
+      // usage anyway could count one response several times.
+      malformed.addLine(line, 'usage_without_message_id', `\`message.id\` is ${describeValue(message.id)}: the usage cannot be deduplicated without it.`);
       return;
     }
     const requestId = typeof record.requestId === 'string' ? record.requestId : '';
@@ -323,22 +343,22 @@ export function parseTranscript(lines: readonly RawLine[], context: TranscriptCo
   for (const line of lines) {
     // A byte order mark at the start of the file is not part of the first record.
     const text = line.lineNo === 1 && line.text.charCodeAt(0) === 0xfeff ? line.text.slice(1) : line.text;
-    const parsed = parseObject(text);
-    if (parsed === undefined) {
-      count(skipped, 'invalid_json');
+    const parsed = readObject(text);
+    if (!parsed.ok) {
+      malformed.addLine(line, parsed.problem, parsed.detail);
       continue;
     }
-    if (!isEnvelope(parsed)) {
-      count(skipped, 'malformed_record');
+    const record = parsed.value;
+    if (!isEnvelope(record)) {
+      malformed.addLine(line, 'malformed_record', envelopeFault(record) ?? 'The record is no transcript record.');
       continue;
     }
-    const record = parsed;
     if (record.type === 'assistant') {
       if (isAssistantRecord(record)) readAssistant(record, text, line);
-      else count(skipped, 'malformed_assistant');
+      else malformed.addLine(line, 'malformed_assistant', assistantFault(record) ?? 'The record is no assistant record.');
     } else if (record.type === 'user') {
       if (isUserRecord(record)) readUser(record, line);
-      else count(skipped, 'malformed_user');
+      else malformed.addLine(line, 'malformed_user', userFault(record) ?? 'The record is no user record.');
     } else count(skipped, typeKey(record.type));
   }
 
@@ -404,5 +424,5 @@ export function parseTranscript(lines: readonly RawLine[], context: TranscriptCo
   if (results.size > 0) skipped['tool_result_without_tool_use'] = results.size;
 
   events.sort((a, b) => a.sortMs - b.sortMs || a.sortLine - b.sortLine || a.sortRank - b.sortRank);
-  return { events: events.map(({ line, source: s, endOffset }) => ({ line, source: s, endOffset })), skipped };
+  return { events: events.map(({ line, source: s, endOffset }) => ({ line, source: s, endOffset })), malformed: malformed.records, skipped };
 }

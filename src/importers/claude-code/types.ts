@@ -1,5 +1,6 @@
 // Narrow types of the Claude Code transcript records the importer reads, with type guards that
 // check only what the parser relies on (the format is internal to Claude Code and changes).
+import { describeValue } from '../lines.ts';
 
 /** A parsed JSON object whose members are still unknown. */
 export type JsonObject = Readonly<Record<string, unknown>>;
@@ -89,33 +90,71 @@ function isOptional(o: JsonObject, key: string, type: 'string' | 'boolean'): boo
 const ENVELOPE_STRINGS = ['uuid', 'sessionId', 'timestamp', 'agentId'] as const;
 const ENVELOPE_BOOLEANS = ['isSidechain', 'isMeta', 'isCompactSummary'] as const;
 
+/**
+ * Why a JSON object is no envelope, as a sentence naming the field (for a malformed record);
+ * undefined when it is one: a string `type`, and envelope members of their types when present.
+ */
+export function envelopeFault(value: JsonObject): string | undefined {
+  if (typeof value['type'] !== 'string') return `\`type\` is ${describeValue(value['type'])}, not a string.`;
+  const key = ENVELOPE_STRINGS.find((k) => !isOptional(value, k, 'string')) ?? ENVELOPE_BOOLEANS.find((k) => !isOptional(value, k, 'boolean'));
+  if (key === undefined) return undefined;
+  const wanted = (ENVELOPE_STRINGS as readonly string[]).includes(key) ? 'a string' : 'a boolean';
+  return `\`${key}\` is ${describeValue(value[key])}, not ${wanted}.`;
+}
+
 /** A JSON object with a string `type` whose envelope members, when present, have their types. */
 export function isEnvelope(value: unknown): value is RawEnvelope {
-  if (!isJsonObject(value) || typeof value['type'] !== 'string') return false;
-  return ENVELOPE_STRINGS.every((k) => isOptional(value, k, 'string')) && ENVELOPE_BOOLEANS.every((k) => isOptional(value, k, 'boolean'));
+  return isJsonObject(value) && envelopeFault(value) === undefined;
+}
+
+/** Why an `assistant` record cannot be read, as a sentence naming the field; undefined when it can. */
+export function assistantFault(record: RawEnvelope): string | undefined {
+  const o: JsonObject = record as unknown as JsonObject;
+  const message = o['message'];
+  if (!isJsonObject(message)) return `\`message\` is ${describeValue(message)}, not an object.`;
+  if (!Array.isArray(message['content'])) return `\`message.content\` is ${describeValue(message['content'])}, not an array.`;
+  if (!isOptional(message, 'id', 'string')) return `\`message.id\` is ${describeValue(message['id'])}, not a string.`;
+  if (!isOptional(message, 'model', 'string')) return `\`message.model\` is ${describeValue(message['model'])}, not a string.`;
+  if (!isOptional(o, 'requestId', 'string')) return `\`requestId\` is ${describeValue(o['requestId'])}, not a string.`;
+  return undefined;
 }
 
 export function isAssistantRecord(record: RawEnvelope): record is RawAssistantRecord {
-  if (record.type !== 'assistant') return false;
-  const o: JsonObject = record as unknown as JsonObject;
-  const message = o['message'];
-  return isJsonObject(message) && Array.isArray(message['content']) && isOptional(message, 'id', 'string') && isOptional(message, 'model', 'string') && isOptional(o, 'requestId', 'string');
+  return record.type === 'assistant' && assistantFault(record) === undefined;
+}
+
+/** Why a `user` record cannot be read, as a sentence naming the field; undefined when it can. */
+export function userFault(record: RawEnvelope): string | undefined {
+  const message = (record as unknown as JsonObject)['message'];
+  if (!isJsonObject(message)) return `\`message\` is ${describeValue(message)}, not an object.`;
+  const content = message['content'];
+  if (typeof content !== 'string' && !Array.isArray(content)) return `\`message.content\` is ${describeValue(content)}, not a string or an array.`;
+  return undefined;
 }
 
 export function isUserRecord(record: RawEnvelope): record is RawUserRecord {
-  if (record.type !== 'user') return false;
-  const message = (record as unknown as JsonObject)['message'];
-  if (!isJsonObject(message)) return false;
-  const content = message['content'];
-  return typeof content === 'string' || Array.isArray(content);
+  return record.type === 'user' && userFault(record) === undefined;
 }
 
 export function isToolUseBlock(block: unknown): block is RawToolUseBlock {
   return isJsonObject(block) && block['type'] === 'tool_use' && typeof block['id'] === 'string' && block['id'] !== '' && typeof block['name'] === 'string' && block['name'] !== '';
 }
 
+/** Why a block of type `tool_use` is no tool call (its id or name missing), as a sentence. */
+export function toolUseFault(block: JsonObject): string {
+  const key = typeof block['id'] !== 'string' || block['id'] === '' ? 'id' : 'name';
+  return `A tool_use block's \`${key}\` is ${describeValue(block[key])}, not a non-empty string.`;
+}
+
 export function isToolResultBlock(block: unknown): block is RawToolResultBlock {
   return isJsonObject(block) && block['type'] === 'tool_result' && typeof block['tool_use_id'] === 'string' && block['tool_use_id'] !== '';
+}
+
+/** Why `message.usage` is no usage (not an object, or a required count missing or not a count). */
+export function usageFault(value: unknown): string {
+  if (!isJsonObject(value)) return `\`message.usage\` is ${describeValue(value)}, not an object.`;
+  const key = countMember(value, 'input_tokens') === undefined ? 'input_tokens' : 'output_tokens';
+  return `\`message.usage.${key}\` is ${describeValue(value[key])}, not a non-negative integer.`;
 }
 
 /** A usage object with the two required counts as non-negative integers; undefined otherwise. */

@@ -1,11 +1,12 @@
 // Turns one Codex rollout file into toolcanon events: a tool_call per tool call (joined with its
 // output by call_id) and a usage event per change of the cumulative token total. Pure: bytes in,
-// events and counts out; never throws on a bad record, it skips and counts it.
+// events, malformed records and counts out; never throws on a bad record: a record that cannot
+// be read is returned as malformed (with its line), one skipped on purpose is counted.
 import { basename } from 'node:path';
 import { MCP_HARNESS_PREFIX, MCP_SEPARATOR } from '../../canonical/mcp.ts';
 import { findSpan } from '../../decode/spans.ts';
 import { normaliseTimestamp, stableEventId, toolCallLine, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
-import { parseObject, splitCompleteLines, type RawLine } from '../lines.ts';
+import { describeValue, MalformedRecords, readObject, splitCompleteLines, type RawLine } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';
 import {
   END_EVENT_TYPES,
@@ -23,6 +24,10 @@ import {
   readToolCall,
   readToolOutput,
   readTurnContext,
+  sessionMetaFault,
+  tokenCountFault,
+  toolCallFault,
+  toolOutputFault,
   type CallEnd,
   type JsonObject,
   type OutputContent,
@@ -211,6 +216,12 @@ interface CallState {
   end?: { readonly end: CallEnd; readonly line: RawLine };
 }
 
+/**
+ * A line's time, or why it has none. Only the records that need one (a tool call, a token count)
+ * are malformed without it: a record skipped on purpose is skipped whatever its timestamp.
+ */
+type LineTime = { readonly ts: string } | { readonly ts: undefined; readonly problem: 'bad_timestamp' | 'no_timestamp'; readonly detail: string };
+
 interface Ordered {
   /** Line number of the record that completed the event: events are emitted in this order. */
   readonly lineNo: number;
@@ -261,11 +272,13 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
     skipped[what] = (skipped[what] ?? 0) + 1;
   };
 
+  const malformed = new MalformedRecords();
+
   const records: { line: RawLine; obj: JsonObject }[] = [];
   for (const line of lines) {
-    const obj = parseObject(line.text);
-    if (obj === undefined) skip('invalid_json');
-    else records.push({ line, obj });
+    const read = readObject(line.text);
+    if (read.ok) records.push({ line, obj: read.value });
+    else malformed.addLine(line, read.problem, read.detail);
   }
   const session = findSession(records, path);
 
@@ -354,17 +367,18 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
     calls.set(eventKey, state);
   };
 
-  const onResponseItem = (p: JsonObject, line: RawLine, ts: string, envelope: boolean): void => {
+  const onResponseItem = (p: JsonObject, line: RawLine, time: LineTime, envelope: boolean): void => {
     const type = typeof p['type'] === 'string' ? p['type'] : '';
     if (TOOL_CALL_TYPES.has(type)) {
       const item = readToolCall(p);
-      if (item) onToolCall(item, p, line, ts, envelope);
-      else skip(`malformed:${type}`);
+      if (!item) return malformed.addLine(line, `malformed:${type}`, toolCallFault(p));
+      if (time.ts === undefined) return malformed.addLine(line, time.problem, time.detail);
+      onToolCall(item, p, line, time.ts, envelope);
       return;
     }
     if (TOOL_OUTPUT_TYPES.has(type)) {
       const out = readToolOutput(p);
-      if (out === undefined) return skip(`malformed:${type}`);
+      if (out === undefined) return malformed.addLine(line, `malformed:${type}`, toolOutputFault(p));
       const call = calls.get(out.callId);
       if (call === undefined) return skip('output_without_call');
       if (call.output !== undefined) return skip('duplicate_output');
@@ -375,10 +389,13 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
     skip(`response_item:${type || '(none)'}`);
   };
 
-  const onTokenCount = (p: JsonObject, line: RawLine, ts: string): void => {
+  const onTokenCount = (p: JsonObject, line: RawLine, time: LineTime): void => {
     const count = readTokenCount(p);
     if (count.kind === 'no_info') return skip('token_count:no_info');
-    if (count.kind === 'invalid') return skip('token_count:invalid');
+    if (count.kind === 'invalid') return malformed.addLine(line, 'token_count:invalid', tokenCountFault(p));
+    // The total stays the previous one: the next token_count's delta covers this request too.
+    if (time.ts === undefined) return malformed.addLine(line, time.problem, time.detail);
+    const ts = time.ts;
     const delta = tokenDelta(count.total, previousTotal);
     previousTotal = count.total;
     if (delta === undefined) return skip('token_count:repeated');
@@ -401,9 +418,9 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
     emit(line, usageLine(fields));
   };
 
-  const onEventMsg = (p: JsonObject, line: RawLine, ts: string): void => {
+  const onEventMsg = (p: JsonObject, line: RawLine, time: LineTime): void => {
     const type = typeof p['type'] === 'string' ? p['type'] : '';
-    if (type === 'token_count') return onTokenCount(p, line, ts);
+    if (type === 'token_count') return onTokenCount(p, line, time);
     if (type === 'task_started' || type === 'turn_started') {
       const started = readTaskStarted(p);
       if (started.turnId !== undefined) turnId = started.turnId;
@@ -412,8 +429,11 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
     }
     if (END_EVENT_TYPES.has(type)) {
       const end = readCallEnd(p);
-      const call = end && calls.get(end.callId);
-      if (end === undefined || call === undefined) return skip(`event_msg:${type}:without_call`);
+      if (end === undefined) return malformed.addLine(line, `malformed:${type}`, `\`payload.call_id\` of a ${type} is ${describeValue(p['call_id'])}, not a non-empty string.`);
+      const call = calls.get(end.callId);
+      // An end event of a call this file does not hold (a resumed session's earlier file, or a
+      // call Codex did not persist): like an output without its call, nothing to attach it to.
+      if (call === undefined) return skip(`event_msg:${type}:without_call`);
       call.end = { end, line };
       return;
     }
@@ -423,19 +443,29 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
   for (const { line, obj } of records) {
     const env = readRolloutLine(obj);
     if (env !== undefined && isEnvelopeType(env.type)) {
-      const ts = normaliseTimestamp(env.timestamp) ?? lastTs;
-      if (ts === undefined) {
-        skip('no_timestamp');
-        continue;
-      }
-      lastTs = ts;
+      // A line without a timestamp takes the previous line's; one whose timestamp is there but
+      // is no time cannot be placed at all.
+      const written = obj['timestamp'];
+      const own = normaliseTimestamp(env.timestamp);
+      const time: LineTime =
+        own !== undefined
+          ? { ts: own }
+          : written !== undefined && written !== null
+            ? { ts: undefined, problem: 'bad_timestamp', detail: `\`timestamp\` is ${describeValue(written)}, not an RFC 3339 time.` }
+            : lastTs !== undefined
+              ? { ts: lastTs }
+              : { ts: undefined, problem: 'no_timestamp', detail: 'The line has no `timestamp` and no earlier line gives one.' };
+      if (own !== undefined) lastTs = own;
       switch (env.type) {
         case 'session_meta': {
           const meta = readSessionMeta(env.payload);
+          if (meta === undefined) malformed.addLine(line, 'malformed:session_meta', sessionMetaFault(env.payload));
           // A second session_meta is the parent's, copied into a forked rollout with its history.
-          if (sessionMetaSeen || meta === undefined) skip('session_meta:other');
-          else metaModel = meta.model;
-          sessionMetaSeen = true;
+          else if (sessionMetaSeen) skip('session_meta:other');
+          else {
+            metaModel = meta.model;
+            sessionMetaSeen = true;
+          }
           break;
         }
         case 'turn_context': {
@@ -445,10 +475,10 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
           break;
         }
         case 'response_item':
-          onResponseItem(env.payload, line, ts, true);
+          onResponseItem(env.payload, line, time, true);
           break;
         case 'event_msg':
-          onEventMsg(env.payload, line, ts);
+          onEventMsg(env.payload, line, time);
           break;
         default:
           skip(env.type);
@@ -461,7 +491,7 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
     }
     if ('payload' in obj) {
       // An envelope whose payload is not an object: no legacy item has a payload member.
-      skip('malformed:envelope');
+      malformed.addLine(line, 'malformed:envelope', `\`payload\` is ${describeValue(obj['payload'])}, not an object.`);
       continue;
     }
     // The legacy format: a bare first line, then bare ResponseItems and state snapshots. Its
@@ -475,14 +505,12 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
       continue;
     }
     if (typeof obj['type'] === 'string') {
-      if (lastTs === undefined) {
-        skip('no_timestamp');
-        continue;
-      }
-      onResponseItem(obj, line, lastTs, false);
+      const time: LineTime = lastTs !== undefined ? { ts: lastTs } : { ts: undefined, problem: 'no_timestamp', detail: 'The legacy record has no time and the file has no session meta with a `timestamp`.' };
+      onResponseItem(obj, line, time, false);
       continue;
     }
-    skip('unknown:record');
+    // No `type`, no envelope, no legacy meta or state: nothing says what the record is.
+    malformed.addLine(line, 'malformed:record', `\`type\` is ${describeValue(obj['type'])}, and the record is no envelope, legacy session meta or state.`);
   }
 
   for (const c of calls.values()) {
@@ -497,7 +525,7 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
   }
 
   ordered.sort((a, b) => a.lineNo - b.lineNo || a.seq - b.seq);
-  return { events: ordered.map((o) => o.event), completeBytes, recordsRead: lines.length, skipped };
+  return { events: ordered.map((o) => o.event), malformed: malformed.records, completeBytes, recordsRead: lines.length, skipped };
 }
 
 /** A call without an output: still pending, unless an end event already told how it ended. */

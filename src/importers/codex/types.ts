@@ -1,6 +1,8 @@
 // The raw shapes of a Codex rollout that the parser reads, each with a guard that narrows an
 // unknown JSON value to it (or says no). Only the fields the importer uses are typed: Codex adds
-// fields often, and an unknown field must never make a record unreadable.
+// fields often, and an unknown field must never make a record unreadable. Each guard that can
+// refuse a record has a `…Fault` beside it: the sentence a malformed record's detail carries.
+import { describeValue } from '../lines.ts';
 
 export type JsonObject = Readonly<Record<string, unknown>>;
 
@@ -89,6 +91,11 @@ export function readSessionMeta(p: JsonObject): SessionMeta | undefined {
   return id === undefined ? undefined : { id, timestamp: stringField(p, 'timestamp'), model: nonEmptyString(p, 'model') };
 }
 
+/** Why a `session_meta` payload is unreadable: its `id` is what the importer needs. */
+export function sessionMetaFault(p: JsonObject): string {
+  return `\`payload.id\` is ${describeValue(p['id'])}, not a non-empty string.`;
+}
+
 export interface TurnContext {
   readonly model: string | undefined;
   readonly turnId: string | undefined;
@@ -143,11 +150,30 @@ export function readTokenUsage(v: unknown): TokenUsage | undefined {
   };
 }
 
+/** Why a `total_token_usage` is no TokenUsage, naming the first figure that is wrong. */
+export function tokenUsageFault(v: unknown, where: string): string {
+  if (!isObject(v)) return `\`${where}\` is ${describeValue(v)}, not an object.`;
+  for (const key of ['input_tokens', 'output_tokens']) {
+    if (countField(v, key) === undefined) return `\`${where}.${key}\` is ${describeValue(v[key])}, not a non-negative integer.`;
+  }
+  for (const key of ['cached_input_tokens', 'reasoning_output_tokens', 'cache_write_input_tokens']) {
+    if (v[key] !== undefined && v[key] !== null && countField(v, key) === undefined) return `\`${where}.${key}\` is ${describeValue(v[key])}, not a non-negative integer.`;
+  }
+  return `\`${where}\` is no token usage.`;
+}
+
 /** `event_msg` `token_count`. `info` is null on events that only carry rate limits. */
 export type TokenCount =
   | { readonly kind: 'no_info' }
   | { readonly kind: 'invalid' }
   | { readonly kind: 'usage'; readonly total: TokenUsage; readonly contextWindowTokens: number | undefined };
+
+/** Why a token_count with `info` is unreadable (readTokenCount said `invalid`). */
+export function tokenCountFault(p: JsonObject): string {
+  const info = p['info'];
+  if (!isObject(info)) return `\`payload.info\` is ${describeValue(info)}, not an object or null.`;
+  return tokenUsageFault(info['total_token_usage'], 'payload.info.total_token_usage');
+}
 
 export function readTokenCount(p: JsonObject): TokenCount {
   const info = p['info'];
@@ -199,6 +225,27 @@ export function readToolCall(p: JsonObject): ToolCallItem | undefined {
   }
 }
 
+/** Why a tool-call item is unreadable (readToolCall said no), naming the field. */
+export function toolCallFault(p: JsonObject): string {
+  const type = String(p['type']);
+  const nonEmpty = (key: string): string | undefined => (nonEmptyString(p, key) === undefined ? `\`${key}\` of a ${type} is ${describeValue(p[key])}, not a non-empty string.` : undefined);
+  switch (type) {
+    case 'function_call':
+    case 'custom_tool_call': {
+      const textKey = type === 'function_call' ? 'arguments' : 'input';
+      const text = stringField(p, textKey) === undefined ? `\`${textKey}\` of a ${type} is ${describeValue(p[textKey])}, not a string.` : undefined;
+      return nonEmpty('call_id') ?? nonEmpty('name') ?? text ?? `The ${type} is unreadable.`;
+    }
+    case 'local_shell_call': {
+      const action = p['action'];
+      if (!isObject(action)) return `\`action\` of a local_shell_call is ${describeValue(action)}, not an object.`;
+      return `\`action.command\` of a local_shell_call is ${describeValue(action['command'])}, not an array.`;
+    }
+    default:
+      return `\`action\` of a ${type} is ${describeValue(p['action'])}, not an object.`;
+  }
+}
+
 export const TOOL_CALL_TYPES: ReadonlySet<string> = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'web_search_call']);
 export const TOOL_OUTPUT_TYPES: ReadonlySet<string> = new Set(['function_call_output', 'custom_tool_call_output']);
 
@@ -241,6 +288,13 @@ export function readOutputContent(v: unknown): OutputContent | undefined {
 export interface ToolOutput {
   readonly callId: string;
   readonly content: OutputContent;
+}
+
+/** Why a tool output item is unreadable (readToolOutput said no), naming the field. */
+export function toolOutputFault(p: JsonObject): string {
+  const type = String(p['type']);
+  if (nonEmptyString(p, 'call_id') === undefined) return `\`call_id\` of a ${type} is ${describeValue(p['call_id'])}, not a non-empty string.`;
+  return `\`output\` of a ${type} is ${describeValue(p['output'])}, not a string, content items or {content, success}.`;
 }
 
 export function readToolOutput(p: JsonObject): ToolOutput | undefined {

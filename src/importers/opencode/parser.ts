@@ -1,19 +1,23 @@
 // Turns opencode logs into toolcanon events: storage JSON files (one message or part per file),
 // `opencode run --format json` lines, bus event lines and JSONL dumps of storage objects. Pure:
 // the caller passes the messages that live in other files (the storage layout keeps a part's
-// model and turn in its message's file).
+// model and turn in its message's file). A record that cannot be read is returned as malformed
+// with its line and bytes; one skipped on purpose is counted.
 import { findSpan, indexArray } from '../../decode/spans.ts';
 import { stableEventId, toolCallLine, usageLine, type RawToolInput } from '../envelope.ts';
-import { parseObject, splitCompleteLines } from '../lines.ts';
-import type { ImportedEvent, ParsedFile } from '../types.ts';
+import { describeValue, lineAt, MalformedRecords, readObject, splitCompleteLines } from '../lines.ts';
+import type { ImportedEvent, MalformedRecord, ParsedFile } from '../types.ts';
 import {
   isObject,
+  looksLikeMessage,
+  messageFault,
   modelName,
   readBusEvent,
   readMessage,
   readRunEvent,
   readStepFinishPart,
   readToolPart,
+  toolPartFault,
   type JsonObject,
   type OpencodeMessage,
   type OpencodeStepFinishPart,
@@ -32,12 +36,24 @@ export interface OpencodeParseContext {
 interface RawRecord {
   readonly text: string;
   readonly base: number;
-  /** The record's object, already parsed (undefined: not a JSON object). */
+  /** Where the record's own text ends in `text` (its bytes, for a malformed record). */
+  readonly end: number;
+  /** 1-based line of a JSONL record; undefined for a record of a document (found when needed). */
+  readonly lineNo: number | undefined;
+  /** The record's object, already parsed (undefined: not a JSON object, see `fault`). */
   readonly value: JsonObject | undefined;
+  /** Why the record is no JSON object, when it is not. */
+  readonly fault?: { readonly problem: string; readonly detail: string };
   readonly source: string;
   readonly endOffset: number;
   /** A storage part file: its step-finish tokens are also in its message's file. */
   readonly storagePart: boolean;
+}
+
+/** A record as a malformed record: its own text, at the line where it starts. */
+function malformedOf(record: RawRecord, problem: string, detail: string): MalformedRecord {
+  const line = record.lineNo ?? lineAt(record.text, record.base);
+  return { raw: record.text.slice(record.base, record.end), line, problem, detail, endOffset: record.endOffset };
 }
 
 interface Observed extends RawRecord {
@@ -109,17 +125,19 @@ function exportRecords(path: string, text: string, doc: JsonObject, endOffset: n
   if (!isObject(doc['info']) || !Array.isArray(messages) || !messagesSpan) return undefined;
   const messageSpans = indexArray(text, messagesSpan.start) ?? [];
   const records: RawRecord[] = [];
-  const add = (value: unknown, base: number): void => {
-    records.push({ text, base, value: isObject(value) ? value : undefined, source: `${path}:#${records.length}`, endOffset, storagePart: false });
+  const add = (value: unknown, span: { start: number; end: number }, what: string): void => {
+    const fault = isObject(value) ? {} : { fault: { problem: 'not_an_object', detail: `The export's ${what} is ${describeValue(value)}, not an object.` } };
+    records.push({ text, base: span.start, end: span.end, lineNo: undefined, value: isObject(value) ? value : undefined, ...fault, source: `${path}:#${records.length}`, endOffset, storagePart: false });
   };
+  const whole = { start: 0, end: text.length };
   messages.forEach((message: unknown, i) => {
     const at = messageSpans[i];
-    if (!isObject(message) || !at) return add(message, 0);
-    add(message['info'], findSpan(text, ['info'], at.start)?.start ?? at.start);
+    if (!isObject(message) || !at) return add(message, at ?? whole, 'message');
+    add(message['info'], findSpan(text, ['info'], at.start) ?? at, 'message info');
     const partsSpan = findSpan(text, ['parts'], at.start);
     const partSpans = partsSpan ? (indexArray(text, partsSpan.start) ?? []) : [];
     const parts = message['parts'];
-    if (Array.isArray(parts)) parts.forEach((part: unknown, j) => add(part, partSpans[j]?.start ?? at.start));
+    if (Array.isArray(parts)) parts.forEach((part: unknown, j) => add(part, partSpans[j] ?? at, 'part'));
   });
   return records;
 }
@@ -134,18 +152,27 @@ function readRecords(path: string, data: Buffer): { records: RawRecord[]; comple
     // storage files in place (a part from running to completed, a message's tokens at each
     // step), possibly to the same size. completeBytes 0 makes every changed file re-emit all
     // its events (endOffset = file size); the event ids make that harmless. A file that does
-    // not parse (being rewritten) is left for the next import the same way.
+    // not parse (being rewritten) is left for the next import the same way: like the torn last
+    // line of a JSONL file, it is not malformed. A whole document that parses but is no object
+    // is malformed.
     const text = data.toString('utf8').replace(/^\uFEFF/, '');
-    const doc = parseObject(text);
-    if (doc === undefined) return { records: [], completeBytes: 0, unparsed: data.length > 0 };
+    const read = readObject(text);
+    if (!read.ok && read.problem === 'invalid_json') return { records: [], completeBytes: 0, unparsed: text.trim() !== '' };
+    const whole = { text, base: 0, end: text.length, lineNo: undefined, source: `${path}:#0`, endOffset: data.length };
+    if (!read.ok) return { records: [{ ...whole, value: undefined, fault: read, storagePart: false }], completeBytes: 0, unparsed: false };
+    const doc = read.value;
     const exported = exportRecords(path, text, doc, data.length);
     if (exported) return { records: exported, completeBytes: 0, unparsed: false };
     const storagePart = typeof doc['messageID'] === 'string';
-    return { records: [{ text, base: 0, value: doc, source: `${path}:#0`, endOffset: data.length, storagePart }], completeBytes: 0, unparsed: false };
+    return { records: [{ ...whole, value: doc, storagePart }], completeBytes: 0, unparsed: false };
   }
   const { lines, completeBytes } = splitCompleteLines(data);
   return {
-    records: lines.map((l) => ({ text: l.text, base: 0, value: parseObject(l.text), source: `${path}:${l.lineNo}`, endOffset: l.endOffset, storagePart: false })),
+    records: lines.map((l) => {
+      const read = readObject(l.text);
+      const common = { text: l.text, base: 0, end: l.text.length, lineNo: l.lineNo, source: `${path}:${l.lineNo}`, endOffset: l.endOffset, storagePart: false };
+      return read.ok ? { ...common, value: read.value } : { ...common, value: undefined, fault: read };
+    }),
     completeBytes,
     unparsed: false,
   };
@@ -154,7 +181,8 @@ function readRecords(path: string, data: Buffer): { records: RawRecord[]; comple
 export function parseOpencodeFile(path: string, data: Buffer, context: OpencodeParseContext = {}): ParsedFile {
   const { records, completeBytes, unparsed } = readRecords(path, data);
   const skipped: Record<string, number> = {};
-  if (unparsed) count(skipped, 'invalid_json');
+  const malformed = new MalformedRecords();
+  if (unparsed) count(skipped, 'incomplete_document');
 
   const tools: ToolObservation[] = [];
   const steps: StepObservation[] = [];
@@ -164,7 +192,7 @@ export function parseOpencodeFile(path: string, data: Buffer, context: OpencodeP
     const type = typeof part['type'] === 'string' ? part['type'] : 'unknown';
     if (type === 'tool') {
       const tool = readToolPart(part);
-      if (!tool) return count(skipped, `${prefix}tool:malformed`);
+      if (!tool) return malformed.add(malformedOf(where, `${prefix}tool:malformed`, toolPartFault(part)));
       tools.push({ ...where, part: tool, partPath, ...(sessionID ? { sessionID } : {}), ...(eventMs ? { eventMs } : {}) });
       return;
     }
@@ -172,7 +200,7 @@ export function parseOpencodeFile(path: string, data: Buffer, context: OpencodeP
       // In the storage layout the message file carries the same tokens: one level only.
       if (where.storagePart) return count(skipped, 'part:step-finish:usage_from_message');
       const step = readStepFinishPart(part);
-      if (!step) return count(skipped, `${prefix}step-finish:malformed`);
+      if (!step) return malformed.add(malformedOf(where, `${prefix}step-finish:malformed`, `The step-finish part's \`type\` is ${describeValue(part['type'])}.`));
       steps.push({ ...where, part: step, ...(sessionID ? { sessionID } : {}), ...(eventMs ? { eventMs } : {}) });
       return;
     }
@@ -182,7 +210,7 @@ export function parseOpencodeFile(path: string, data: Buffer, context: OpencodeP
   records.forEach((record, order) => {
     const where: Observed = { ...record, order };
     const value = record.value;
-    if (!value) return count(skipped, 'invalid_json');
+    if (!value) return malformed.add(malformedOf(record, record.fault?.problem ?? 'not_an_object', record.fault?.detail ?? 'The record is not a JSON object.'));
     const run = readRunEvent(value);
     if (run) {
       if (run.type !== 'tool_use' && run.type !== 'step_finish') return count(skipped, `run:${run.type}`);
@@ -196,7 +224,7 @@ export function parseOpencodeFile(path: string, data: Buffer, context: OpencodeP
       }
       if (bus.type === 'message.updated') {
         const message = readMessage(bus.properties['info']);
-        if (!message) return count(skipped, 'bus:message.updated:malformed');
+        if (!message) return malformed.add(malformedOf(record, 'bus:message.updated:malformed', messageFault(bus.properties['info'])));
         fileMessages.push({ ...where, message });
         return;
       }
@@ -210,6 +238,8 @@ export function parseOpencodeFile(path: string, data: Buffer, context: OpencodeP
     if (typeof value['type'] === 'string' && (typeof value['messageID'] === 'string' || typeof value['callID'] === 'string')) {
       return observePart(value, [], where, stringOf(value['sessionID']), undefined, 'part:');
     }
+    if (looksLikeMessage(value)) return malformed.add(malformedOf(record, 'malformed_message', messageFault(value)));
+    // Some other storage object (a session's or a project's info in a dump): not read on purpose.
     count(skipped, 'unknown');
   });
 
@@ -231,17 +261,17 @@ export function parseOpencodeFile(path: string, data: Buffer, context: OpencodeP
     const sessionID = t.part.sessionID ?? t.sessionID;
     const callID = t.part.callID ?? t.part.id;
     if (!sessionID) {
-      count(skipped, 'tool:no_session');
+      malformed.add(malformedOf(t, 'tool:no_session', 'The tool part has no `sessionID`, and neither has the record around it.'));
       continue;
     }
     if (!callID) {
-      count(skipped, 'tool:no_call_id');
+      malformed.add(malformedOf(t, 'tool:no_call_id', 'The tool part has neither a `callID` nor an `id`.'));
       continue;
     }
     const message = t.part.messageID ? messages.get(t.part.messageID) : undefined;
     const startMs = t.part.startMs ?? t.eventMs ?? message?.createdMs;
     if (startMs === undefined) {
-      count(skipped, 'tool:no_time');
+      malformed.add(malformedOf(t, 'tool:no_time', 'The tool part has no `state.time.start` in epoch milliseconds, its record no `timestamp` and its message no `time.created`.'));
       continue;
     }
     const status = STATUS[t.part.status] ?? 'pending';
@@ -282,7 +312,7 @@ export function parseOpencodeFile(path: string, data: Buffer, context: OpencodeP
     const sessionID = s.part.sessionID ?? s.sessionID;
     const messageID = s.part.messageID;
     if (!sessionID || !messageID) {
-      count(skipped, 'step-finish:no_message_id');
+      malformed.add(malformedOf(s, 'step-finish:no_message_id', `The step-finish part has no \`${sessionID ? 'messageID' : 'sessionID'}\`: its usage cannot be deduplicated against its message.`));
       continue;
     }
     const key = `${sessionID}\u0000${messageID}`;
@@ -300,6 +330,11 @@ export function parseOpencodeFile(path: string, data: Buffer, context: OpencodeP
     const message = u.message ?? messages.get(messageID);
     const tokens = u.message ? u.message.tokens : u.step?.part.tokens;
     const what = u.message ? 'message' : 'step-finish';
+    const badTokens = u.message ? u.message.tokensFault : u.step?.part.tokensFault;
+    if (badTokens !== undefined) {
+      malformed.add(malformedOf(u.obs, `${what}:bad_tokens`, badTokens));
+      continue;
+    }
     if (!tokens || tokens.input + tokens.output + (tokens.reasoning ?? 0) + (tokens.cacheRead ?? 0) + (tokens.cacheWrite ?? 0) === 0) {
       // An assistant message still streaming (or a failed request) has zero tokens.
       count(skipped, `${what}:no_usage`);
@@ -307,7 +342,10 @@ export function parseOpencodeFile(path: string, data: Buffer, context: OpencodeP
     }
     const ms = u.message ? (u.message.completedMs ?? u.message.createdMs) : (u.step?.eventMs ?? message?.completedMs ?? message?.createdMs);
     if (ms === undefined) {
-      count(skipped, `${what}:no_time`);
+      const detail = u.message
+        ? 'The message has no `time.completed` or `time.created` in epoch milliseconds.'
+        : 'The step-finish has no time: its record has no `timestamp` in epoch milliseconds and its message no `time.completed` or `time.created`.';
+      malformed.add(malformedOf(u.obs, `${what}:no_time`, detail));
       continue;
     }
     const eventId = stableEventId('opencode', 'usage', sessionID, messageID);
@@ -329,7 +367,7 @@ export function parseOpencodeFile(path: string, data: Buffer, context: OpencodeP
   }
 
   const events = [...byId.values()].sort((a, b) => a.order - b.order).map((c) => c.event);
-  return { events, completeBytes, recordsRead: records.length, skipped };
+  return { events, malformed: malformed.records, completeBytes, recordsRead: records.length, skipped };
 }
 
 function stringOf(value: unknown): string | undefined {

@@ -1,5 +1,8 @@
 // The raw shapes opencode writes (storage JSON files, `opencode run --format json` lines, server
 // bus events), narrowed from `unknown` by guards: only the fields the importer reads are typed.
+// A guard that can refuse a record has a `…Fault` beside it: the sentence a malformed record's
+// detail carries.
+import { describeValue } from '../lines.ts';
 
 export type JsonObject = Readonly<Record<string, unknown>>;
 
@@ -46,6 +49,14 @@ export function readTokens(value: unknown): OpencodeTokens | undefined {
   };
 }
 
+/** Why a `tokens` member is unreadable; undefined when it is absent (null) or readable. */
+export function tokensFault(value: unknown): string | undefined {
+  if (value === undefined || value === null || readTokens(value) !== undefined) return undefined;
+  if (!isObject(value)) return `\`tokens\` is ${describeValue(value)}, not an object.`;
+  const key = isTokenCount(value['input']) ? 'output' : 'input';
+  return `\`tokens.${key}\` is ${describeValue(value[key])}, not a non-negative integer.`;
+}
+
 /** Message "info" (`message/<sessionID>/<messageID>.json`, or `info` of a bus event). */
 export interface OpencodeMessage {
   readonly id: string;
@@ -57,6 +68,26 @@ export interface OpencodeMessage {
   readonly createdMs?: number;
   readonly completedMs?: number;
   readonly tokens?: OpencodeTokens;
+  /** Set when `tokens` is there but unreadable: the message's usage is malformed, not absent. */
+  readonly tokensFault?: string;
+}
+
+/** Why a value is no message (readMessage said no), naming the field. */
+export function messageFault(value: unknown): string {
+  if (!isObject(value)) return `The message is ${describeValue(value)}, not an object.`;
+  for (const key of ['id', 'sessionID'] as const) {
+    if (!isNonEmptyString(value[key])) return `The message's \`${key}\` is ${describeValue(value[key])}, not a non-empty string.`;
+  }
+  return `The message's \`role\` is ${describeValue(value['role'])}, not a string.`;
+}
+
+/**
+ * A storage object without a `type` that still looks like a message (it has a `role`, or both
+ * an `id` and a `sessionID`): when readMessage refuses it, it is a malformed message rather than
+ * an object of some other kind (a session's info has an `id` but no `sessionID`).
+ */
+export function looksLikeMessage(value: JsonObject): boolean {
+  return !('type' in value) && ('role' in value || ('id' in value && 'sessionID' in value));
 }
 
 /** A message has string `id`, `sessionID` and `role`. */
@@ -66,6 +97,7 @@ export function readMessage(value: unknown): OpencodeMessage | undefined {
   const created = time?.['created'];
   const completed = time?.['completed'];
   const tokens = readTokens(value['tokens']);
+  const badTokens = tokensFault(value['tokens']);
   const parentID = value['parentID'];
   const modelID = value['modelID'];
   const providerID = value['providerID'];
@@ -79,6 +111,7 @@ export function readMessage(value: unknown): OpencodeMessage | undefined {
     ...(isEpochMs(created) ? { createdMs: created } : {}),
     ...(isEpochMs(completed) ? { completedMs: completed } : {}),
     ...(tokens ? { tokens } : {}),
+    ...(badTokens !== undefined ? { tokensFault: badTokens } : {}),
   };
 }
 
@@ -118,6 +151,14 @@ export interface OpencodeToolPart extends OpencodePartHead {
   readonly endMs?: number;
 }
 
+/** Why a part of type `tool` is unreadable (readToolPart said no), naming the field. */
+export function toolPartFault(value: JsonObject): string {
+  if (!isNonEmptyString(value['tool'])) return `The tool part's \`tool\` is ${describeValue(value['tool'])}, not a non-empty string.`;
+  const state = value['state'];
+  if (!isObject(state)) return `The tool part's \`state\` is ${describeValue(state)}, not an object.`;
+  return `The tool part's \`state.status\` is ${describeValue(state['status'])}, not a string.`;
+}
+
 export function readToolPart(value: unknown): OpencodeToolPart | undefined {
   const head = readPartHead(value);
   if (!head || head.type !== 'tool' || !isObject(value) || !isNonEmptyString(value['tool']) || !isObject(value['state'])) return undefined;
@@ -143,13 +184,16 @@ export function readToolPart(value: unknown): OpencodeToolPart | undefined {
 /** A StepFinishPart (`type: "step-finish"`): the tokens of one model request. */
 export interface OpencodeStepFinishPart extends OpencodePartHead {
   readonly tokens?: OpencodeTokens;
+  /** Set when `tokens` is there but unreadable. */
+  readonly tokensFault?: string;
 }
 
 export function readStepFinishPart(value: unknown): OpencodeStepFinishPart | undefined {
   const head = readPartHead(value);
   if (!head || head.type !== 'step-finish' || !isObject(value)) return undefined;
   const tokens = readTokens(value['tokens']);
-  return { ...head, ...(tokens ? { tokens } : {}) };
+  const badTokens = tokensFault(value['tokens']);
+  return { ...head, ...(tokens ? { tokens } : {}), ...(badTokens !== undefined ? { tokensFault: badTokens } : {}) };
 }
 
 /** One line of `opencode run --format json`: `{type, timestamp, sessionID, part}`. */

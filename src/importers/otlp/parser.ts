@@ -1,11 +1,13 @@
 // Turns OTLP/JSON exports (traces and logs; a whole-file JSON document or one export per line)
 // into toolcanon events: GenAI `execute_tool` spans and inference-span usage, and Claude Code's
-// `claude_code.tool_result` / `claude_code.api_request` log events. Pure.
+// `claude_code.tool_result` / `claude_code.api_request` log events. Pure. A span or log record
+// that cannot be read is returned as malformed: its own JSON text, at the line of the document.
 import type { Harness } from '../../canonical/meta.ts';
 import { USAGE_CONVENTIONS } from '../../accounting/conventions.ts';
+import { findSpan } from '../../decode/spans.ts';
 import { stableEventId, toolCallLine, usageLine, type RawToolInput } from '../envelope.ts';
-import { parseObject, splitCompleteLines } from '../lines.ts';
-import type { ImportedEvent, ParsedFile } from '../types.ts';
+import { describeValue, lineAt, MalformedRecords, parseObject, readObject, splitCompleteLines } from '../lines.ts';
+import type { ImportedEvent, MalformedRecord, ParsedFile } from '../types.ts';
 import {
   anyBool,
   anyCount,
@@ -15,6 +17,7 @@ import {
   readExport,
   type AnyValue,
   type Attributes,
+  type JsonPath,
   type OtlpLogRecord,
   type OtlpSpan,
 } from './types.ts';
@@ -40,6 +43,28 @@ export function harnessForService(serviceName: string, overrides: Readonly<Recor
   return SERVICE_RULES.find(([rule]) => rule.test(lower))?.[1];
 }
 
+/** The usage attributes an inference span is read from. */
+const USAGE_ATTRIBUTES = [
+  'gen_ai.usage.input_tokens',
+  'gen_ai.usage.prompt_tokens',
+  'gen_ai.usage.output_tokens',
+  'gen_ai.usage.completion_tokens',
+  'gen_ai.usage.cache_read.input_tokens',
+  'gen_ai.usage.cache_creation.input_tokens',
+  'gen_ai.usage.reasoning.output_tokens',
+] as const;
+
+/** A member of an item's own object as written (for a detail), found again in its text. */
+function rawMember(at: Located, key: string): unknown {
+  const span = findSpan(at.exportText, [...at.path, key]);
+  if (!span) return undefined;
+  try {
+    return JSON.parse(at.exportText.slice(span.start, span.end));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Inference operations whose spans carry the usage of one model request. */
 const INFERENCE_OPERATIONS = new Set(['chat', 'text_completion', 'generate_content']);
 
@@ -47,11 +72,33 @@ interface Located {
   readonly source: string;
   readonly endOffset: number;
   readonly order: number;
+  /** The text of the export the item is in (a line, or the whole document). */
+  readonly exportText: string;
+  /** The line of a one-export-per-line file; undefined in a whole document (found when needed). */
+  readonly lineNo: number | undefined;
+  /** Where the item sits in its export. */
+  readonly path: JsonPath;
 }
 
 type Item =
   | (Located & { readonly kind: 'span'; readonly resource: Attributes; readonly span: OtlpSpan })
-  | (Located & { readonly kind: 'log'; readonly resource: Attributes; readonly record: OtlpLogRecord });
+  | (Located & { readonly kind: 'log'; readonly resource: Attributes; readonly record: OtlpLogRecord })
+  | (Located & { readonly kind: 'not_object'; readonly what: 'span' | 'log record'; readonly value: unknown });
+
+/** An item as a malformed record: the verbatim JSON text of the span or log record, at its line. */
+function malformedItem(at: Located, problem: string, detail: string): MalformedRecord {
+  const span = findSpan(at.exportText, at.path);
+  const raw = span ? at.exportText.slice(span.start, span.end) : at.exportText;
+  return { raw, line: at.lineNo ?? lineAt(at.exportText, span?.start ?? 0), problem, detail, endOffset: at.endOffset };
+}
+
+/** Why an object with `resourceSpans` / `resourceLogs` is no export: the member is no array. */
+function exportFault(doc: Readonly<Record<string, unknown>>): string | undefined {
+  for (const key of ['resourceSpans', 'resourceLogs']) {
+    if (key in doc && !Array.isArray(doc[key])) return `\`${key}\` is ${describeValue(doc[key])}, not an array.`;
+  }
+  return undefined;
+}
 
 /** Unix nanoseconds as RFC 3339 UTC (millisecond precision, what the tables store). */
 export function unixNanosToRfc3339(ns: bigint): string | undefined {
@@ -83,38 +130,58 @@ function outputOf(v: AnyValue | undefined): string | undefined {
 }
 
 /**
- * Splits the file into exports: one per line when the first non-blank line is a JSON object
- * (OTLP file exporter, collector `file` exporter), else one whole-file document (pretty-printed).
- * `unreadable` counts lines or documents that are not OTLP exports.
+ * Splits the file into exports: one per line for a `.jsonl` file or when the first non-blank
+ * line is a JSON object (OTLP file exporter, collector `file` exporter), else one whole-file
+ * document (pretty-printed). `unreadable` counts lines or documents that are not OTLP exports.
  */
-function readItems(path: string, data: Buffer, skipped: Record<string, number>): { items: Item[]; completeBytes: number; unreadable: number } {
+function readItems(path: string, data: Buffer, skipped: Record<string, number>, malformed: MalformedRecords): { items: Item[]; completeBytes: number; unreadable: number } {
   const items: Item[] = [];
   let unreadable = 0;
   const { lines, completeBytes } = splitCompleteLines(data);
   const first = lines[0];
-  if (first && parseObject(first.text.replace(/^\uFEFF/, '')) !== undefined) {
+  // A `.jsonl` file is one export per line even when its first line is junk: as a whole
+  // document it would never parse, and every line after the junk would be lost unreported.
+  if (path.endsWith('.jsonl') || (first && parseObject(first.text.replace(/^\uFEFF/, '')) !== undefined)) {
     for (const line of lines) {
-      const doc = parseObject(line.text.replace(/^\uFEFF/, ''));
-      if (!doc || !isOtlpExport(doc)) {
+      const text = line.text.replace(/^\uFEFF/, '');
+      const read = readObject(text);
+      if (!read.ok) {
         unreadable++;
-        count(skipped, doc ? 'not_otlp' : 'invalid_json');
+        malformed.add({ raw: line.text, line: line.lineNo, problem: read.problem, detail: read.detail, endOffset: line.endOffset });
         continue;
       }
-      for (const item of readExport(doc)) items.push({ ...item, source: `${path}:${line.lineNo}`, endOffset: line.endOffset, order: items.length });
+      const doc = read.value;
+      if (!isOtlpExport(doc)) {
+        unreadable++;
+        const fault = exportFault(doc);
+        // A metrics export, or any other object: not read on purpose.
+        if (fault === undefined) count(skipped, 'not_otlp');
+        else malformed.add({ raw: line.text, line: line.lineNo, problem: 'malformed_export', detail: fault, endOffset: line.endOffset });
+        continue;
+      }
+      const at = { source: `${path}:${line.lineNo}`, endOffset: line.endOffset, exportText: text, lineNo: line.lineNo };
+      for (const item of readExport(doc)) items.push({ ...item, ...at, order: items.length });
     }
     return { items, completeBytes, unreadable };
   }
   // A whole-file document has no prefix a later import may skip: completeBytes 0 makes a
   // changed file (even one rewritten to the same size) re-emit all its events, deduplicated by
-  // event id; one that does not parse (still being written) is read again the same way.
+  // event id; one that does not parse (still being written) is read again the same way, and,
+  // like the torn last line of a JSONL file, is not malformed.
   const text = data.toString('utf8').replace(/^\uFEFF/, '');
   if (text.trim() === '') return { items, completeBytes: 0, unreadable };
-  const doc = parseObject(text);
-  if (!doc || !isOtlpExport(doc)) {
-    count(skipped, doc ? 'not_otlp' : 'invalid_json');
+  const read = readObject(text);
+  if (!read.ok && read.problem === 'invalid_json') {
+    count(skipped, 'incomplete_document');
     return { items, completeBytes: 0, unreadable: 1 };
   }
-  for (const item of readExport(doc)) items.push({ ...item, source: `${path}:#${items.length}`, endOffset: data.length, order: items.length });
+  const fault = read.ok ? exportFault(read.value) : read.detail;
+  if (!read.ok || !isOtlpExport(read.value)) {
+    if (fault === undefined) count(skipped, 'not_otlp');
+    else malformed.add({ raw: text, line: 1, problem: read.ok ? 'malformed_export' : read.problem, detail: fault, endOffset: data.length });
+    return { items, completeBytes: 0, unreadable: 1 };
+  }
+  for (const item of readExport(read.value)) items.push({ ...item, source: `${path}:#${items.length}`, endOffset: data.length, exportText: text, lineNo: undefined, order: items.length });
   return { items, completeBytes: 0, unreadable };
 }
 
@@ -139,7 +206,9 @@ interface ApiRequestSeen {
 
 export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOptions = {}): ParsedFile {
   const skipped: Record<string, number> = {};
-  const { items, completeBytes, unreadable } = readItems(path, data, skipped);
+  const malformed = new MalformedRecords();
+  const bad = (at: Located, problem: string, detail: string): void => malformed.add(malformedItem(at, problem, detail));
+  const { items, completeBytes, unreadable } = readItems(path, data, skipped, malformed);
   const byId = new Map<string, { event: ImportedEvent; order: number }>();
   const emit = (eventId: string, line: string, at: Located): void => {
     byId.set(eventId, { event: { line, source: at.source, endOffset: at.endOffset }, order: at.order });
@@ -207,7 +276,8 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
 
   for (const item of items) {
     if (item.kind === 'span') readSpanItem(item, item.span);
-    else readLogItem(item, item.record);
+    else if (item.kind === 'log') readLogItem(item, item.record);
+    else bad(item, `${item.what === 'span' ? 'span' : 'log'}:not_an_object`, `The ${item.what} is ${describeValue(item.value)}, not an object.`);
   }
 
   function readSpanItem(at: Located & { resource: Attributes }, span: OtlpSpan): void {
@@ -220,7 +290,7 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
     const harness = serviceHarness(at.resource) ?? (a.has('mcp.method.name') ? 'mcp' : undefined);
     if (!harness) return count(skipped, 'span:unknown_service');
     const session = conversationOf(span) ?? anyString(at.resource.get('session.id')) ?? span.traceId;
-    if (!session) return count(skipped, `span:${operation}:no_session`);
+    if (!session) return bad(at, `span:${operation}:no_session`, 'The span names no conversation or session, and its `traceId` is empty.');
     if (isTool) readToolSpan(at, span, harness, session);
     else readInferenceSpan(at, span, harness, session, operation);
   }
@@ -228,10 +298,11 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
   function readToolSpan(at: Located, span: OtlpSpan, harness: Harness, session: string): void {
     const a = span.attributes;
     const tool = anyString(a.get('gen_ai.tool.name')) ?? (span.name.startsWith('execute_tool ') ? span.name.slice('execute_tool '.length) : undefined);
-    if (!tool) return count(skipped, 'span:execute_tool:no_tool_name');
+    if (!tool) return bad(at, 'span:execute_tool:no_tool_name', 'The execute_tool span has no `gen_ai.tool.name` and its name does not start with "execute_tool ".');
     const ts = span.startNs !== undefined ? unixNanosToRfc3339(span.startNs) : undefined;
-    if (!ts) return count(skipped, 'span:execute_tool:no_time');
+    if (!ts) return bad(at, 'span:execute_tool:no_time', `The execute_tool span's \`startTimeUnixNano\` is ${describeValue(rawMember(at, 'startTimeUnixNano'))}, not a time in Unix nanoseconds.`);
     const callId = anyString(a.get('gen_ai.tool.call.id')) ?? '';
+    if (!callId && !span.spanId) return bad(at, 'span:execute_tool:no_call_id', 'The execute_tool span has neither a `gen_ai.tool.call.id` nor a `spanId`.');
     const errorType = anyString(a.get('error.type'));
     const status = span.status === 'error' || errorType !== undefined ? 'error' : 'ok';
     const error = span.statusMessage || errorType;
@@ -262,10 +333,14 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
     const a = span.attributes;
     const input = anyCount(a.get('gen_ai.usage.input_tokens')) ?? anyCount(a.get('gen_ai.usage.prompt_tokens'));
     const output = anyCount(a.get('gen_ai.usage.output_tokens')) ?? anyCount(a.get('gen_ai.usage.completion_tokens'));
+    // A usage attribute that is there but no count is a malformed span; none at all is a span
+    // that reports no usage (the attributes are recommended, not required).
+    const badCount = USAGE_ATTRIBUTES.find((key) => a.has(key) && anyCount(a.get(key)) === undefined);
+    if (badCount !== undefined) return bad(at, `span:${operation}:bad_usage`, `The span's \`${badCount}\` is ${describeValue(anyToPlain(a.get(badCount)))}, not a non-negative integer.`);
     if (input === undefined && output === undefined) return count(skipped, `span:${operation}:no_usage`);
     const timeNs = span.endNs ?? span.startNs;
     const ts = timeNs !== undefined ? unixNanosToRfc3339(timeNs) : undefined;
-    if (!ts) return count(skipped, `span:${operation}:no_time`);
+    if (!ts) return bad(at, `span:${operation}:no_time`, `The span's \`endTimeUnixNano\` is ${describeValue(rawMember(at, 'endTimeUnixNano'))}, not a time in Unix nanoseconds.`);
     const cacheRead = anyCount(a.get('gen_ai.usage.cache_read.input_tokens'));
     const cacheWrite = anyCount(a.get('gen_ai.usage.cache_creation.input_tokens'));
     const reasoning = anyCount(a.get('gen_ai.usage.reasoning.output_tokens'));
@@ -299,17 +374,17 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
     if (name !== 'claude_code.tool_result' && name !== 'claude_code.api_request') return count(skipped, `log:${name ?? 'other'}`);
     const a = record.attributes;
     const session = anyString(a.get('session.id'));
-    if (!session) return count(skipped, `log:${name}:no_session`);
+    if (!session) return bad(at, `log:${name}:no_session`, `The ${name} log record has no \`session.id\` attribute.`);
     const timeNs = record.timeNs ?? record.observedNs;
     const eventTs = anyString(a.get('event.timestamp'));
     const ts = timeNs !== undefined ? unixNanosToRfc3339(timeNs) : eventTs !== undefined && !Number.isNaN(Date.parse(eventTs)) ? new Date(Date.parse(eventTs)).toISOString() : undefined;
-    if (!ts) return count(skipped, `log:${name}:no_time`);
+    if (!ts) return bad(at, `log:${name}:no_time`, `The ${name} log record has no \`timeUnixNano\`, \`observedTimeUnixNano\` or \`event.timestamp\` that is a time.`);
     const turn = anyString(a.get('prompt.id')) ?? '';
     const sequence = anyString(a.get('event.sequence')) ?? '';
 
     if (name === 'claude_code.tool_result') {
       const tool = anyString(a.get('tool_name'));
-      if (!tool) return count(skipped, `log:${name}:no_tool_name`);
+      if (!tool) return bad(at, `log:${name}:no_tool_name`, `The ${name} log record has no \`tool_name\` attribute.`);
       const callId = anyString(a.get('tool_use_id')) ?? '';
       const success = anyBool(a.get('success'));
       const error = anyString(a.get('error')) ?? anyString(a.get('error_type'));
@@ -339,7 +414,7 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
 
     const input = anyCount(a.get('input_tokens'));
     const output = anyCount(a.get('output_tokens'));
-    if (input === undefined && output === undefined) return count(skipped, `log:${name}:no_usage`);
+    if (input === undefined && output === undefined) return bad(at, `log:${name}:no_usage`, `The ${name} log record has no \`input_tokens\` or \`output_tokens\` that is a count.`);
     const requestId = anyString(a.get('request_id')) || anyString(a.get('client_request_id')) || '';
     const eventId = stableEventId('otlp', 'claude_code', session, 'usage', requestId || `${ts}/${sequence}`);
     const cacheRead = anyCount(a.get('cache_read_tokens'));
@@ -362,5 +437,5 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
 
   const events = [...byId.values()].sort((x, y) => x.order - y.order).map((c) => c.event);
   // Records: spans and log records, plus the lines or documents that were no OTLP export.
-  return { events, completeBytes, recordsRead: items.length + unreadable, skipped };
+  return { events, malformed: malformed.records, completeBytes, recordsRead: items.length + unreadable, skipped };
 }

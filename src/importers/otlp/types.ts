@@ -161,14 +161,27 @@ export function readLogRecord(o: JsonObject): OtlpLogRecord {
   };
 }
 
-/** One span or log record with the resource it came from, in document order. */
+/** Path from an export's root to one of its values (member names and array indices). */
+export type JsonPath = readonly (string | number)[];
+
+/**
+ * One span or log record with the resource it came from, in document order, and where it sits
+ * in the export (so a malformed one can be cut out of the text verbatim). An entry of a `spans`
+ * or `logRecords` array that is no object is an item too: it is a malformed record.
+ */
 export type OtlpItem =
-  | { readonly kind: 'span'; readonly resource: Attributes; readonly span: OtlpSpan }
-  | { readonly kind: 'log'; readonly resource: Attributes; readonly record: OtlpLogRecord };
+  | { readonly kind: 'span'; readonly resource: Attributes; readonly span: OtlpSpan; readonly path: JsonPath }
+  | { readonly kind: 'log'; readonly resource: Attributes; readonly record: OtlpLogRecord; readonly path: JsonPath }
+  | { readonly kind: 'not_object'; readonly what: 'span' | 'log record'; readonly value: unknown; readonly path: JsonPath };
 
 /** Whether a JSON object is an OTLP export (traces or logs). */
 export function isOtlpExport(o: JsonObject): boolean {
   return Array.isArray(o['resourceSpans']) || Array.isArray(o['resourceLogs']);
+}
+
+/** Objects of an array member with their indices in it (entries that are no object left out). */
+function indexedObjects(value: unknown): [number, JsonObject][] {
+  return Array.isArray(value) ? value.flatMap((v: unknown, i): [number, JsonObject][] => (isObject(v) ? [[i, v]] : [])) : [];
 }
 
 /**
@@ -177,16 +190,30 @@ export function isOtlpExport(o: JsonObject): boolean {
  */
 export function readExport(o: JsonObject): OtlpItem[] {
   const items: OtlpItem[] = [];
-  for (const rs of objectsOf(o['resourceSpans'])) {
+  for (const [r, rs] of indexedObjects(o['resourceSpans'])) {
     const resource = readAttributes(isObject(rs['resource']) ? rs['resource']['attributes'] : undefined);
-    for (const ss of [...objectsOf(rs['scopeSpans']), ...objectsOf(rs['instrumentationLibrarySpans'])]) {
-      for (const span of objectsOf(ss['spans'])) items.push({ kind: 'span', resource, span: readSpan(span) });
+    for (const scopeKey of ['scopeSpans', 'instrumentationLibrarySpans'] as const) {
+      for (const [s, ss] of indexedObjects(rs[scopeKey])) {
+        const spans = ss['spans'];
+        if (!Array.isArray(spans)) continue;
+        spans.forEach((span: unknown, k) => {
+          const path = ['resourceSpans', r, scopeKey, s, 'spans', k];
+          items.push(isObject(span) ? { kind: 'span', resource, span: readSpan(span), path } : { kind: 'not_object', what: 'span', value: span, path });
+        });
+      }
     }
   }
-  for (const rl of objectsOf(o['resourceLogs'])) {
+  for (const [r, rl] of indexedObjects(o['resourceLogs'])) {
     const resource = readAttributes(isObject(rl['resource']) ? rl['resource']['attributes'] : undefined);
-    for (const sl of [...objectsOf(rl['scopeLogs']), ...objectsOf(rl['instrumentationLibraryLogs'])]) {
-      for (const record of objectsOf(sl['logRecords'])) items.push({ kind: 'log', resource, record: readLogRecord(record) });
+    for (const scopeKey of ['scopeLogs', 'instrumentationLibraryLogs'] as const) {
+      for (const [s, sl] of indexedObjects(rl[scopeKey])) {
+        const records = sl['logRecords'];
+        if (!Array.isArray(records)) continue;
+        records.forEach((record: unknown, k) => {
+          const path = ['resourceLogs', r, scopeKey, s, 'logRecords', k];
+          items.push(isObject(record) ? { kind: 'log', resource, record: readLogRecord(record), path } : { kind: 'not_object', what: 'log record', value: record, path });
+        });
+      }
     }
   }
   return items;

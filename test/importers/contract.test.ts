@@ -1,0 +1,400 @@
+// One contract test over every registered importer (IMPORTER_IDS): generated files that mix real
+// records, junk lines and damaged records must parse without throwing; junk must come back as
+// malformed records with its line and bytes; nothing else may change because of it; parsing is
+// deterministic; and one junk line imported for real is exactly one `import_malformed` dead letter.
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeEvent } from '../../src/decode/event.ts';
+import { readObject } from '../../src/importers/lines.ts';
+import { loadImporter } from '../../src/importers/registry.ts';
+import { runImport } from '../../src/importers/run.ts';
+import { IMPORTER_IDS, type Importer, type ImporterId, type ParsedFile } from '../../src/importers/types.ts';
+import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import { corpusOrSkip } from '../helpers/corpus.ts';
+import { makeTempDir, openTempSink } from '../helpers/db.ts';
+
+const FIXTURES = new URL('./', import.meta.url).pathname;
+const PROPERTY = { seed: 14, numRuns: 200 } as const;
+/** Pool lines longer than this are left out: the property runs parse each file four times. */
+const MAX_POOL_LINE_CHARS = 8000;
+
+// ---------------------------------------------------------------------------------------------
+// What each importer is fed: real records of its format, and a real file that imports cleanly.
+
+interface ContractCase {
+  /** Real, valid-looking lines of the importer's format; null when the corpus is absent (skip). */
+  readonly pool: string[] | null;
+  /** A real file whose lines import without a malformed record; null when the corpus is absent. */
+  readonly cleanFile: string | null;
+  /** The name generated files get: the extension and name matter to some importers. */
+  readonly fileName: string;
+  /** Whether one record (a line) is one malformed record at most: OTLP lines hold many spans. */
+  readonly oneRecordPerLine: boolean;
+  /**
+   * Skip counters that count one record each (at most once per line, never beside a malformed
+   * record or an event of the same record): with the malformed records and the events they are
+   * at most the records read, so no record is counted twice. Undefined: every counter does.
+   */
+  readonly perRecordCounter?: (key: string) => boolean;
+  /** Whether events count in that bound too (not when one line yields several tool calls). */
+  readonly eventsInBound: boolean;
+}
+
+function linesOf(path: string): string[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '' && l.length <= MAX_POOL_LINE_CHARS);
+}
+
+function jsonlFilesIn(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((n) => n.endsWith('.jsonl'))
+    .sort()
+    .map((n) => join(dir, n));
+}
+
+/** Claude Code counts record types skipped on purpose under their own name or `unknown_type:`. */
+const CLAUDE_TYPE_COUNTERS = new Set(['progress', 'system', 'file-history-snapshot', 'queue-operation', 'summary', 'attachment', 'permission-mode', 'custom-title', 'ai-title', 'last-prompt', 'pr-link', 'worktree-state']);
+
+function contractCase(id: ImporterId): ContractCase {
+  const suite = `the ${id} importer contract test`;
+  switch (id) {
+    case 'claude-code': {
+      const own = join(FIXTURES, 'fixtures-claude-code', 'tool-search.jsonl');
+      const corpus = corpusOrSkip('claude-code/projects/spotter/short.jsonl', suite);
+      return {
+        pool: [...linesOf(own), ...(corpus ? linesOf(corpus) : [])],
+        cleanFile: own,
+        fileName: 'contract-session.jsonl',
+        oneRecordPerLine: true,
+        // A line can hold several tool_use blocks (several events, duplicates counted per
+        // block), and its usage can be malformed while its calls are read: only the per-type
+        // counters of lines that are nothing else are bounded.
+        perRecordCounter: (key) => CLAUDE_TYPE_COUNTERS.has(key) || key.startsWith('unknown_type:'),
+        eventsInBound: false,
+      };
+    }
+    case 'codex': {
+      const samples = corpusOrSkip('samples/codex', suite);
+      const legacy = corpusOrSkip('codex/sessions/2025/08/14/rollout-2025-08-14T18-42-29-8b3d642f-5974-47c8-b9d4-09efcc975a02.jsonl', suite);
+      return {
+        pool: samples && legacy ? [...jsonlFilesIn(samples).flatMap(linesOf), ...linesOf(legacy).slice(0, 20)] : null,
+        cleanFile: samples ? join(samples, 'jazzyalex-agent-sessions__stage0_codex_small__L1-25_excerpt.jsonl') : null,
+        fileName: 'rollout-2025-10-10T01-09-47-0199cee2-0000-7000-8000-00000000c0de.jsonl',
+        oneRecordPerLine: true,
+        // A truncated output is counted beside the event it belongs to.
+        perRecordCounter: (key) => key !== 'output_truncated',
+        eventsInBound: true,
+      };
+    }
+    case 'opencode': {
+      const samples = corpusOrSkip('samples/opencode', suite);
+      return {
+        pool: samples ? jsonlFilesIn(samples).flatMap(linesOf) : null,
+        cleanFile: samples ? join(samples, 'rickywo-Formic__docs_OPENCODE_INTEGRATION_PLAN_run_format_json.jsonl') : null,
+        fileName: 'capture.jsonl',
+        oneRecordPerLine: true,
+        eventsInBound: true,
+      };
+    }
+    case 'otlp': {
+      const genai = corpusOrSkip('samples/otel_genai', suite);
+      const claude = corpusOrSkip('samples/claude_code_otel', suite);
+      const genaiLines = genai ? jsonlFilesIn(genai).flatMap(linesOf) : [];
+      // The GenAI samples' service names no harness (their spans are skipped whole): the same
+      // lines as a Codex service sends them reach the span checks too.
+      const asCodex = genaiLines.map((l) => l.replaceAll('"agef-demo-agent"', '"codex_exec"'));
+      return {
+        pool: genai && claude ? [...genaiLines, ...asCodex, ...jsonlFilesIn(claude).flatMap(linesOf)] : null,
+        cleanFile: claude ? join(claude, 'exequieldeferrari-axiom__claude_logs.compact.jsonl') : null,
+        fileName: 'export.jsonl',
+        oneRecordPerLine: false,
+        eventsInBound: true,
+      };
+    }
+    case 'acp': {
+      const files = jsonlFilesIn(join(FIXTURES, 'fixtures-acp'));
+      return {
+        pool: files.flatMap(linesOf),
+        cleanFile: join(FIXTURES, 'fixtures-acp', 'grok-build-session.capture.jsonl'),
+        fileName: 'capture.jsonl',
+        oneRecordPerLine: true,
+        eventsInBound: true,
+      };
+    }
+    default: {
+      const unhandled: never = id;
+      throw new Error(`No contract case for ${String(unhandled)}`);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generated files.
+
+type JsonPath = readonly (string | number)[];
+
+/** Every member and element path of a JSON value, depth first (the root excluded). */
+function pathsOf(value: unknown, prefix: JsonPath = [], out: JsonPath[] = []): JsonPath[] {
+  if (prefix.length >= 10) return out;
+  if (Array.isArray(value)) {
+    value.forEach((v: unknown, i) => {
+      out.push([...prefix, i]);
+      pathsOf(v, [...prefix, i], out);
+    });
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) {
+      out.push([...prefix, k]);
+      pathsOf(v, [...prefix, k], out);
+    }
+  }
+  return out;
+}
+
+/** The replacement that removes the member instead (an array element is spliced out). */
+const REMOVE = Symbol('remove');
+
+/** A copy of `value` with the member at `path` removed or replaced. */
+function damaged(value: unknown, path: JsonPath, replacement: unknown): unknown {
+  const copy: unknown = structuredClone(value);
+  let parent: unknown = copy;
+  for (const step of path.slice(0, -1)) parent = (parent as Record<string | number, unknown>)[step];
+  const last = path[path.length - 1];
+  if (last === undefined) return copy;
+  if (Array.isArray(parent) && typeof last === 'number') {
+    if (replacement === REMOVE) parent.splice(last, 1);
+    else parent[last] = replacement;
+  } else if (typeof parent === 'object' && parent !== null) {
+    const o = parent as Record<string | number, unknown>;
+    if (replacement === REMOVE) delete o[last];
+    else o[last] = replacement;
+  }
+  return copy;
+}
+
+type Entry =
+  | { readonly kind: 'record'; readonly text: string }
+  | { readonly kind: 'damaged'; readonly text: string }
+  | { readonly kind: 'junk'; readonly text: string }
+  | { readonly kind: 'blank'; readonly text: string };
+
+/** Text that is no JSON object and survives UTF-8 as a non-blank line of its own. */
+function isJunk(text: string): boolean {
+  const decoded = Buffer.from(text, 'utf8').toString('utf8');
+  return !/[\r\n]/.test(decoded) && decoded.trim() !== '' && !readObject(decoded).ok;
+}
+
+const junkArb: fc.Arbitrary<string> = fc
+  .oneof(
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }),
+    fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 60 }),
+    // JSON that is no object, and objects cut short.
+    fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null'),
+    fc.constantFrom('{', '{"type":', '[]', 'null', '"{}"', '{"a":1}}', '\u0000', 'NaN'),
+  )
+  .filter(isJunk);
+
+function entriesArb(pool: readonly string[]): fc.Arbitrary<Entry[]> {
+  const record = fc.constantFrom(...pool).map((text): Entry => ({ kind: 'record', text }));
+  const broken = fc
+    .record({
+      text: fc.constantFrom(...pool),
+      pick: fc.nat(),
+      replacement: fc.constantFrom<unknown>(REMOVE, REMOVE, null, 42, -1, 1.5, '', 'x', true, [], {}, '2026-13-45T99:99:99Z', '1786407295000000000'),
+    })
+    .map(({ text, pick, replacement }): Entry => {
+      const value: unknown = JSON.parse(text);
+      const paths = pathsOf(value);
+      const path = paths[pick % Math.max(paths.length, 1)];
+      return { kind: 'damaged', text: path === undefined ? text : JSON.stringify(damaged(value, path, replacement)) };
+    });
+  const junk = junkArb.map((text): Entry => ({ kind: 'junk', text }));
+  const blank = fc.constantFrom('', '   ', '\t').map((text): Entry => ({ kind: 'blank', text }));
+  return fc.array(fc.oneof({ arbitrary: record, weight: 4 }, { arbitrary: broken, weight: 4 }, { arbitrary: junk, weight: 2 }, { arbitrary: blank, weight: 1 }), { minLength: 1, maxLength: 14 });
+}
+
+/** A torn last line (a log being written): a valid record cut short, without its newline. */
+function tailArb(pool: readonly string[]): fc.Arbitrary<string | null> {
+  return fc.option(
+    fc
+      .record({ text: fc.constantFrom(...pool), at: fc.nat() })
+      .map(({ text, at }) => text.slice(0, 1 + (at % Math.max(text.length - 1, 1))))
+      .filter((t) => t.trim() !== '' && !readObject(t).ok),
+    { nil: null },
+  );
+}
+
+interface Layout {
+  readonly data: Buffer;
+  /** Text of each line, 1-based (index 0 unused), as the bytes decode. */
+  readonly lineText: readonly string[];
+  /** Byte offset just past each complete line, 1-based. */
+  readonly lineEnd: readonly number[];
+  /** Bytes up to the end of the last complete line. */
+  readonly completeBytes: number;
+}
+
+function layout(entries: readonly Entry[], tail: string | null): Layout {
+  const body = entries.map((e) => e.text).join('\n') + '\n';
+  const data = Buffer.from(body + (tail ?? ''), 'utf8');
+  const completeBytes = Buffer.byteLength(body, 'utf8');
+  const lineText: string[] = [''];
+  const lineEnd: number[] = [0];
+  let start = 0;
+  for (let nl = data.indexOf(0x0a); nl >= 0 && nl < completeBytes; nl = data.indexOf(0x0a, start)) {
+    lineText.push(data.toString('utf8', start, nl));
+    lineEnd.push(nl + 1);
+    start = nl + 1;
+  }
+  return { data, lineText, lineEnd, completeBytes };
+}
+
+/** What must not change between two parses: events, malformed records (bytes aside), counters. */
+function comparable(parsed: ParsedFile, dropLines: ReadonlySet<number> = new Set()) {
+  return {
+    events: parsed.events.map((e) => ({ line: e.line, source: e.source })),
+    malformed: (parsed.malformed ?? []).filter((m) => !dropLines.has(m.line)).map((m) => ({ line: m.line, problem: m.problem, detail: m.detail, raw: m.raw })),
+    skipped: parsed.skipped,
+  };
+}
+
+function sum(counters: Readonly<Record<string, number>>, keep: (key: string) => boolean = () => true): number {
+  return Object.entries(counters).reduce((n, [k, v]) => n + (keep(k) ? v : 0), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const importers = new Map<ImporterId, Importer>();
+// One embedded ClickHouse for the file (chdb runs one engine per process); each importer's
+// end-to-end check reads back only the dead letters of its own file.
+let sink: ClickHouseSink;
+let closeSink: () => Promise<void>;
+const tmp = makeTempDir('contract');
+
+beforeAll(async () => {
+  for (const id of IMPORTER_IDS) importers.set(id, await loadImporter(id));
+  ({ sink, cleanup: closeSink } = await openTempSink('contract'));
+});
+afterAll(async () => {
+  await closeSink?.();
+  tmp.cleanup();
+});
+
+describe.each(IMPORTER_IDS.map((id) => [id, contractCase(id)] as const))('importer contract: %s', (id, c) => {
+  const importer = (): Importer => {
+    const found = importers.get(id);
+    if (!found) throw new Error(`Importer ${id} did not load`);
+    return found;
+  };
+  const path = `/contract/${id}/${c.fileName}`;
+
+  it.skipIf(c.pool === null)('parses generated files: junk is malformed at its line, isolated, and parsing is deterministic', () => {
+    const pool = c.pool ?? [];
+    expect(pool.length).toBeGreaterThan(0);
+    const ingestedAt = '2026-01-01 00:00:00.000';
+    fc.assert(
+      fc.property(entriesArb(pool), tailArb(pool), (entries, tail) => {
+        const file = layout(entries, tail);
+        const parsed = importer().parseFile(path, file.data);
+        const malformed = parsed.malformed ?? [];
+        const lineCount = file.lineText.length - 1;
+        const isCompleteLine = (n: number): boolean => Number.isInteger(n) && n >= 1 && n <= lineCount && (file.lineText[n] ?? '').trim() !== '';
+
+        // The torn tail waits for the next import: nothing names it.
+        expect(parsed.completeBytes).toBe(file.completeBytes);
+
+        // Every junk line is a malformed record with its exact line, bytes and end.
+        const junkLines = new Set<number>();
+        entries.forEach((e, i) => {
+          if (e.kind !== 'junk') return;
+          const n = i + 1;
+          junkLines.add(n);
+          const found = malformed.filter((m) => m.line === n);
+          expect(found, `junk line ${n}: ${JSON.stringify(e.text)}`).toHaveLength(1);
+          expect(found[0]).toMatchObject({ raw: file.lineText[n], endOffset: file.lineEnd[n] });
+          expect(['invalid_json', 'not_an_object']).toContain(found[0]?.problem);
+        });
+
+        // Every malformed record names a complete line, ends with it, and carries its bytes
+        // (the whole line; for OTLP the JSON text of the span or log record inside it).
+        for (const m of malformed) {
+          expect(isCompleteLine(m.line), `malformed line ${m.line}`).toBe(true);
+          expect(m.endOffset).toBe(file.lineEnd[m.line]);
+          expect(m.problem).toMatch(/^\S+$/);
+          expect(m.detail).toMatch(/^\S.*\.$/);
+          const raw = typeof m.raw === 'string' ? m.raw : Buffer.from(m.raw).toString('utf8');
+          if (c.oneRecordPerLine) expect(raw).toBe(file.lineText[m.line]);
+          else {
+            expect(file.lineText[m.line]).toContain(raw);
+            if (!junkLines.has(m.line) && raw !== file.lineText[m.line]) expect(() => JSON.parse(raw) as unknown).not.toThrow();
+          }
+        }
+        const keys = malformed.map((m) => (c.oneRecordPerLine ? String(m.line) : `${m.line}\u0000${String(m.raw)}`));
+        expect(new Set(keys).size, 'one malformed record per record').toBe(keys.length);
+
+        // Every event names a complete line and ends with it, and the pipeline accepts it.
+        for (const e of parsed.events) {
+          const n = Number(e.source.slice(path.length + 1));
+          expect(e.source.startsWith(`${path}:`) && isCompleteLine(n), `event source ${e.source}`).toBe(true);
+          expect(e.endOffset).toBe(file.lineEnd[n]);
+          const outcome = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, ingestedAt);
+          expect(outcome.kind, `${e.source}: ${outcome.kind === 'dead' ? outcome.dead.detail : ''}`).not.toBe('dead');
+        }
+
+        // Records accounted for, none twice: counters of single records, malformed records and
+        // (where one record is one event at most) events never exceed the records read.
+        if (c.oneRecordPerLine) expect(parsed.recordsRead).toBe(file.lineText.filter((t, n) => n > 0 && t.trim() !== '').length);
+        const bounded = sum(parsed.skipped, c.perRecordCounter) + malformed.length + (c.eventsInBound ? parsed.events.length : 0);
+        expect(bounded).toBeLessThanOrEqual(parsed.recordsRead);
+
+        // Junk is isolated: blanking the junk lines (same line numbers) changes nothing else.
+        const blanked = layout(
+          entries.map((e): Entry => (e.kind === 'junk' ? { kind: 'blank', text: '' } : e)),
+          tail,
+        );
+        expect(comparable(importer().parseFile(path, blanked.data))).toEqual(comparable(parsed, junkLines));
+
+        // Stable ids: the same bytes parse to the same events, malformed records and counters.
+        const again = importer().parseFile(path, Buffer.from(file.data));
+        expect(again).toEqual(parsed);
+      }),
+      PROPERTY,
+    );
+  });
+
+  describe('one malformed line imported for real', () => {
+    it.skipIf(c.cleanFile === null)('is exactly one import_malformed dead letter with its bytes and path:line; events in = rows + dead letters', async () => {
+      const lines = readFileSync(c.cleanFile ?? '', 'utf8').split('\n').filter((l) => l.trim() !== '');
+      // The junk goes after the first record, so the records around it still join.
+      const junk = '{"this line": is not JSON';
+      const junkLine = 2;
+      const dir = join(tmp.dir, id);
+      mkdirSync(dir);
+      const file = join(dir, c.fileName);
+      writeFileSync(file, [lines[0], junk, ...lines.slice(1)].join('\n') + '\n');
+      const summary = await runImport(importer(), [file], sink);
+
+      expect(summary.malformedRecords).toBe(1);
+      const counts = summary.counts;
+      expect(counts.eventsRead).toBe(counts.rowsWritten + counts.deadLetters);
+      expect(counts.deadLetters).toBe(1);
+      expect(counts.rowsWritten).toBeGreaterThan(0);
+      const rows = await sink.queryRows<{ reason: string; raw: string; raw_bytes: string | number; source: string; detail: string }>({
+        query: 'SELECT reason, raw, raw_bytes, source, detail FROM dead_letters FINAL WHERE startsWith(source, {file:String})',
+        query_params: { file: `${file}:` },
+      });
+      expect(rows).toEqual([{ reason: 'import_malformed', raw: junk, raw_bytes: expect.anything(), source: `${file}:${junkLine}`, detail: expect.stringMatching(/^invalid_json: The record is not valid JSON/) }]);
+      expect(Number(rows[0]?.raw_bytes)).toBe(Buffer.byteLength(junk));
+
+      // Grown by a record, the file is parsed again: the malformed line ends before the
+      // previous import's end, so it is not written again.
+      appendFileSync(file, `${lines[lines.length - 1] ?? ''}\n`);
+      const grown = await runImport(importer(), [file], sink);
+      expect(grown.filesRead).toBe(1);
+      expect(grown.malformedRecords).toBe(0);
+      expect(grown.counts.deadLetters).toBe(0);
+    });
+  });
+});

@@ -15,11 +15,11 @@ import {
   type ToolOutput,
 } from './accounting/session.ts';
 import type { ContentClass } from './accounting/content-class.ts';
-import { decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
+import { decodeEvent, DEFAULT_LIMITS, msToClickHouseTime, nowClickHouseTime, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
 import type { DeadLetterReason, DeadLetterRow, RowFlag } from './model/records.ts';
 import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from './model/mcp.ts';
-import { deriveDiscovery } from './discovery/discovery.ts';
-import { deriveServerStates, msToClickHouseTime, serverKey } from './mcp/lifecycle.ts';
+import { deriveDiscoveryPerContext } from './discovery/discovery.ts';
+import { deriveServerStatesPerServer, serverKey } from './mcp/lifecycle.ts';
 import { TOOL_CALL_COLUMNS, type ClickHouseSink, type ContextToRestore, type ServerToDerive } from './sink/clickhouse.ts';
 import { TsvWriter } from './sink/tsv.ts';
 import { listInputFiles, openInput, readLines, type InputFile, type SourceLine } from './source/file.ts';
@@ -131,6 +131,16 @@ interface PreparedBatch {
   readonly discovery: DiscoveryObservation[];
 }
 
+/**
+ * The event an outcome applies to the accounting: every usage, and a tool call whose output adds
+ * something to the context (one with neither bytes nor images adds nothing and writes no row).
+ */
+function accountable(o: BufferedOutcome): { readonly session_id: string; readonly agent_id: string; readonly event_id: string } | undefined {
+  if (o.kind === 'usage') return o.usage;
+  if (o.kind === 'row' && (o.call.output_bytes > 0 || o.call.images > 0)) return o.call;
+  return undefined;
+}
+
 /** Versions of derived rows: strictly increasing in a process, so a later derivation always wins. */
 let lastComputedMs = 0;
 function nextComputedAt(): string {
@@ -185,7 +195,11 @@ export class BatchWriter {
       });
     } else b.outcomes.push(o);
     this.bufferedBytes += line.bytes.byteLength;
-    return b.outcomes.length >= this.batch.maxBatchRows || this.bufferedBytes >= this.batch.maxBatchBytes;
+    return this.isDue();
+  }
+
+  private isDue(): boolean {
+    return this.buffer.outcomes.length >= this.batch.maxBatchRows || this.bufferedBytes >= this.batch.maxBatchBytes;
   }
 
   /**
@@ -197,7 +211,7 @@ export class BatchWriter {
     this.lastKind = 'dead';
     this.buffer.outcomes.push({ kind: 'dead', dead });
     this.bufferedBytes += dead.raw_bytes;
-    return this.buffer.outcomes.length >= this.batch.maxBatchRows || this.bufferedBytes >= this.batch.maxBatchBytes;
+    return this.isDue();
   }
 
   /** Events added since the last seal (not including a sealed batch). */
@@ -237,7 +251,7 @@ export class BatchWriter {
     // A context with no stored row has applied nothing yet: only the others need the lookup.
     const lookup: { sessionId: string; agentId: string; eventId: string }[] = [];
     for (const o of outcomes) {
-      const e = o.kind === 'row' ? (o.call.output_bytes > 0 || o.call.images > 0 ? o.call : undefined) : o.kind === 'usage' ? o.usage : undefined;
+      const e = accountable(o);
       if (!e) continue;
       const key = contextKey(e.session_id, e.agent_id);
       if (unseen.has(key) && !restored.has(key)) continue;
@@ -277,8 +291,8 @@ export class BatchWriter {
         for (const r of o.registrations) registrations.push(r);
       } else if (o.kind === 'row') {
         if (o.discovery) discovery.push(o.discovery);
-        const c = o.call;
-        if ((c.output_bytes > 0 || c.images > 0) && !isDuplicate(c.session_id, c.agent_id, c.event_id, '')) result = this.accountant.onToolOutput(c, o.outputClass, o.ingestedAt);
+        const c = accountable(o);
+        if (c && !isDuplicate(c.session_id, c.agent_id, c.event_id, '')) result = this.accountant.onToolOutput(o.call, o.outputClass, o.ingestedAt);
       } else {
         usageEvents++;
         const u = o.usage;
@@ -303,16 +317,8 @@ export class BatchWriter {
     if (b.mcpEvents.length > 0) {
       const servers = new Map<string, ServerToDerive>();
       for (const e of b.mcpEvents) servers.set(serverKey(e), { sessionId: e.session_id, agentId: e.agent_id, server: e.server });
-      const byServer = new Map<string, McpEventRow[]>();
-      for (const e of await this.sink.loadMcpEvents([...servers.values()])) {
-        const k = serverKey(e);
-        const list = byServer.get(k);
-        if (list) list.push(e);
-        else byServer.set(k, [e]);
-      }
       const rows = [];
-      for (const [k, events] of byServer) {
-        const derived = deriveServerStates(events, computedAt);
+      for (const [k, derived] of deriveServerStatesPerServer(await this.sink.loadMcpEvents([...servers.values()]), computedAt)) {
         this.counts.mcpServerStateRows += derived.length - (this.stateRowsByServer.get(k) ?? 0);
         this.stateRowsByServer.set(k, derived.length);
         for (const r of derived) rows.push(r);
@@ -322,18 +328,9 @@ export class BatchWriter {
     if (b.discovery.length > 0) {
       const contexts = new Map<string, { sessionId: string; agentId: string }>();
       for (const o of b.discovery) contexts.set(contextKey(o.session_id, o.agent_id), { sessionId: o.session_id, agentId: o.agent_id });
-      const byContext = new Map<string, Map<string, DiscoveryObservation>>();
-      const add = (o: DiscoveryObservation): void => {
-        const k = contextKey(o.session_id, o.agent_id);
-        let m = byContext.get(k);
-        if (!m) byContext.set(k, (m = new Map()));
-        if (!m.has(o.event_id)) m.set(o.event_id, o); // the first stored copy stays
-      };
-      for (const o of await this.sink.loadDiscoveryObservations([...contexts.values()])) add(o);
-      for (const o of b.discovery) add(o);
-      const rows = [];
-      for (const m of byContext.values()) for (const r of deriveDiscovery([...m.values()], computedAt)) rows.push(r);
-      await this.sink.writeDiscoveryEvents(rows);
+      // Stored observations first: the first stored copy of an event stays.
+      const stored = await this.sink.loadDiscoveryObservations([...contexts.values()]);
+      await this.sink.writeDiscoveryEvents(deriveDiscoveryPerContext([...stored, ...b.discovery], computedAt));
     }
   }
 

@@ -178,8 +178,18 @@ export function toClickHouseTime(ts: string): string | undefined {
   const ms = Date.parse(ts);
   if (Number.isNaN(ms)) return undefined;
   if (!isCalendarValid(ts)) return undefined;
+  return msToClickHouseTime(ms);
+}
+
+/** ClickHouse DateTime64(3) text in UTC of milliseconds since the epoch. */
+export function msToClickHouseTime(ms: number): string {
   const iso = new Date(ms).toISOString(); // 2026-12-02T10:00:00.123Z
   return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+}
+
+/** Milliseconds since the epoch of a ClickHouse DateTime64(3) text in UTC. */
+export function clickHouseTimeToMs(ts: string): number {
+  return Date.parse(`${ts.replace(' ', 'T')}Z`);
 }
 
 const FAST_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -208,7 +218,7 @@ function isCalendarValid(ts: string): boolean {
 }
 
 export function nowClickHouseTime(): string {
-  return toClickHouseTime(new Date().toISOString()) as string;
+  return msToClickHouseTime(Date.now());
 }
 
 export function deadLetter(raw: Uint8Array, reason: DeadLetterReason, detail: string, source: string, ingestedAt: string): DeadLetterRow {

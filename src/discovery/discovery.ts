@@ -5,24 +5,17 @@
 // derived from all the observations of one session and agent, by event time, so every path and
 // every batching of the same events gives the same rows.
 import { parseMcpName, stripMcpPrefix } from '../canonical/mcp.ts';
-import type { Harness } from '../canonical/meta.ts';
 import { isSearchMetaTool } from '../catalogue/index.ts';
+import { inEventTime } from '../mcp/lifecycle.ts';
 import type { DiscoveryEventRow, DiscoveryObservation } from '../model/mcp.ts';
+import type { ToolCallRow } from '../model/records.ts';
 
 /** Searches per agent turn before the harness must refuse with search-budget-exhausted. */
 export const SEARCH_BUDGET_PER_TURN = 3;
 
-/** What observation needs of a decoded tool call. */
-export interface DiscoveryInput {
-  readonly event_id: string;
-  readonly ts: string;
-  readonly harness: Harness;
-  readonly session_id: string;
-  readonly agent_id: string;
-  readonly turn_id: string;
-  readonly model: string;
+/** What observation needs of a decoded tool call: its identity, and what the row does not keep. */
+export type DiscoveryInput = Pick<ToolCallRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'turn_id' | 'model' | 'status'> & {
   readonly tool: string;
-  readonly status: 'ok' | 'error' | 'pending';
   readonly rawInput: string;
   readonly output: string | undefined;
   readonly error: string | undefined;
@@ -31,7 +24,7 @@ export interface DiscoveryInput {
   readonly mcpTool: string;
   readonly source: string;
   readonly ingestedAt: string;
-}
+};
 
 const REFUSAL = /Tool '([^']+)' not in active set/;
 const RECOVERY = /\(\s*query\s*=\s*'([^']*)'\s*\)/;
@@ -175,15 +168,9 @@ function isNamedTool(qualified: string, named: string): boolean {
   return qualified === n || qualified.endsWith(`__${n}`);
 }
 
-function byEventTime(a: DiscoveryObservation, b: DiscoveryObservation): number {
-  if (a.ts !== b.ts) return a.ts < b.ts ? -1 : 1;
-  return a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0;
-}
-
 /** The discovery rows of one session and agent, derived from all its observations. */
 export function deriveDiscovery(observations: readonly DiscoveryObservation[], computedAt: string): DiscoveryEventRow[] {
-  const seen = new Set<string>();
-  const ordered = observations.filter((o) => (seen.has(o.event_id) ? false : (seen.add(o.event_id), true))).sort(byEventTime);
+  const ordered = inEventTime(observations);
   const searchesInTurn = new Map<string, number>();
   const listed = new Set<string>();
   const rows: DiscoveryEventRow[] = [];
@@ -227,4 +214,19 @@ export function deriveDiscovery(observations: readonly DiscoveryObservation[], c
     rows.push(row);
   }
   return rows;
+}
+
+/**
+ * The discovery rows of every session context the observations belong to. Of two copies of one
+ * event the first given stays (callers pass stored observations before new ones).
+ */
+export function deriveDiscoveryPerContext(observations: readonly DiscoveryObservation[], computedAt: string): DiscoveryEventRow[] {
+  const byContext = new Map<string, DiscoveryObservation[]>();
+  for (const o of observations) {
+    const k = `${o.session_id}\u0000${o.agent_id}`;
+    const list = byContext.get(k);
+    if (list) list.push(o);
+    else byContext.set(k, [o]);
+  }
+  return [...byContext.values()].flatMap((list) => deriveDiscovery(list, computedAt));
 }

@@ -15,6 +15,7 @@
 //   A 4th attempt, and any restart after `disabled` or `removed` (until a new `connecting`), is
 //   flagged. HTTP recovers with its own backoff: recorded, never checked against the stdio one.
 import { createHash } from 'node:crypto';
+import { clickHouseTimeToMs, msToClickHouseTime } from '../decode/event.ts';
 import type { McpEventRow, McpServerStateRow } from '../model/mcp.ts';
 import type { McpStateFlag } from '../model/mcp-vocabulary.ts';
 
@@ -22,25 +23,20 @@ export const COALESCE_WINDOW_MS = 50;
 /** Expected waits of stdio restart attempts 1, 2 and 3. */
 export const STDIO_RESTART_BACKOFF_MS = [1_000, 4_000, 16_000] as const;
 
-/** Milliseconds since the epoch of a ClickHouse DateTime64(3) text in UTC. */
-export function clickHouseTimeToMs(ts: string): number {
-  return Date.parse(`${ts.replace(' ', 'T')}Z`);
-}
-
-export function msToClickHouseTime(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
-}
-
 /** The key of one server's lifecycle: its session, agent and name. */
 export function serverKey(e: Pick<McpEventRow, 'session_id' | 'agent_id' | 'server'>): string {
   return `${e.session_id}\u0000${e.agent_id}\u0000${e.server}`;
 }
 
-/** Event-time order with a deterministic tie-break (the id), whatever the arrival order. */
-export function byEventTime(a: { ts: string; event_id: string }, b: { ts: string; event_id: string }): number {
-  if (a.ts !== b.ts) return a.ts < b.ts ? -1 : 1;
-  return a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0;
+/**
+ * The events in event-time order with a deterministic tie-break (the id), one copy per id,
+ * whatever the arrival order: what every derivation by event time starts from.
+ */
+export function inEventTime<T extends { readonly ts: string; readonly event_id: string }>(events: readonly T[]): T[] {
+  const seen = new Set<string>();
+  return events
+    .filter((e) => (seen.has(e.event_id) ? false : (seen.add(e.event_id), true)))
+    .sort((a, b) => (a.ts !== b.ts ? (a.ts < b.ts ? -1 : 1) : a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0));
 }
 
 interface ServerState {
@@ -71,8 +67,7 @@ interface ServerState {
  * by event_id are ignored). `computedAt` is the version the table keeps the latest of.
  */
 export function deriveServerStates(events: readonly McpEventRow[], computedAt: string): McpServerStateRow[] {
-  const seen = new Set<string>();
-  const ordered = events.filter((e) => (seen.has(e.event_id) ? false : (seen.add(e.event_id), true))).sort(byEventTime);
+  const ordered = inEventTime(events);
   const first = ordered[0];
   if (first === undefined) return [];
   const firstMs = clickHouseTimeToMs(first.ts);
@@ -147,6 +142,18 @@ export function deriveServerStates(events: readonly McpEventRow[], computedAt: s
     groups.set(key, { row, flags: union });
   }
   return [...groups.values()].map((g) => g.row);
+}
+
+/** The server-state rows of every server the events belong to, by serverKey. */
+export function deriveServerStatesPerServer(events: readonly McpEventRow[], computedAt: string): Map<string, McpServerStateRow[]> {
+  const byServer = new Map<string, McpEventRow[]>();
+  for (const e of events) {
+    const k = serverKey(e);
+    const list = byServer.get(k);
+    if (list) list.push(e);
+    else byServer.set(k, [e]);
+  }
+  return new Map([...byServer].map(([k, list]) => [k, deriveServerStates(list, computedAt)]));
 }
 
 function applyStatus(s: ServerState, e: McpEventRow, ms: number, flags: McpStateFlag[]): void {

@@ -6,11 +6,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEvent } from '../../src/decode/event.ts';
-import { deriveDiscovery } from '../../src/discovery/discovery.ts';
+import { deriveDiscoveryPerContext } from '../../src/discovery/discovery.ts';
 import { loadImporter } from '../../src/importers/registry.ts';
 import { runImport } from '../../src/importers/run.ts';
-import { deriveServerStates, serverKey } from '../../src/mcp/lifecycle.ts';
-import type { DiscoveryObservation, McpEventRow } from '../../src/model/mcp.ts';
+import { deriveServerStatesPerServer } from '../../src/mcp/lifecycle.ts';
 import { replayPaths, type PipelineCounts } from '../../src/pipeline.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { DISCOVERY_BY_MODEL_SQL, DISCOVERY_BY_TOOL_SQL, MCP_REPORT_SQL } from '../../src/cli/reports.ts';
@@ -51,21 +50,15 @@ function decodeFile(path: string) {
 
 /** The derived rows the pure functions give for the fixtures, in the dump's shape. */
 function pureDerivation(): { states: unknown[]; discovery: unknown[] } {
-  const byServer = new Map<string, McpEventRow[]>();
-  const byContext = new Map<string, DiscoveryObservation[]>();
-  for (const o of [...decodeFile(LIFECYCLE), ...decodeFile(DISCOVERY)]) {
-    if (o.kind === 'mcp') byServer.set(serverKey(o.event), [...(byServer.get(serverKey(o.event)) ?? []), o.event]);
-    if (o.kind === 'row' && o.discovery) {
-      const k = `${o.discovery.session_id}/${o.discovery.agent_id}`;
-      byContext.set(k, [...(byContext.get(k) ?? []), o.discovery]);
-    }
-  }
+  const decoded = [...decodeFile(LIFECYCLE), ...decodeFile(DISCOVERY)];
+  const events = decoded.flatMap((o) => (o.kind === 'mcp' ? [o.event] : []));
+  const observations = decoded.flatMap((o) => (o.kind === 'row' && o.discovery ? [o.discovery] : []));
   // UInt64 columns come back as decimal text (exact beyond 2^53).
   const u64 = (v: number | null): string | null => (v === null ? null : String(v));
-  const states = [...byServer.values()]
-    .flatMap((events) => deriveServerStates(events, 'x'))
+  const states = [...deriveServerStatesPerServer(events, 'x').values()]
+    .flat()
     .map(({ computed_at: _c, ...r }) => ({ ...r, connected_ms: u64(r.connected_ms), observed_ms: u64(r.observed_ms), tools_changed_events: u64(r.tools_changed_events), backoff_ms: u64(r.backoff_ms) }));
-  const discovery = [...byContext.values()].flatMap((obs) => deriveDiscovery(obs, 'x')).map(({ computed_at: _c, source: _s, ingested_at: _i, ...r }) => r);
+  const discovery = deriveDiscoveryPerContext(observations, 'x').map(({ computed_at: _c, source: _s, ingested_at: _i, ...r }) => r);
   return { states: states.sort((a, b) => (a.state_id < b.state_id ? -1 : 1)), discovery: discovery.sort((a, b) => (a.event_id < b.event_id ? -1 : 1)) };
 }
 

@@ -1,17 +1,24 @@
 // Import throughput on the shared corpus (Claude Code + Codex), next to ccusage on the same
 // files in the same run. toolcanon does strictly more (projection, estimation, accounting,
 // ClickHouse writes); ccusage only reads and sums. Prints MB/s, events/s and the ratio of wall
-// times. Usage: npx tsx bench/import.ts [repeats=3]
+// times. Usage: npx tsx bench/import.ts [repeats=3]. The corpus is ../shared/corpus beside the
+// checkout, or $TOOLCANON_CORPUS (as for the tests); without it the benchmark says so and exits 2.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, statSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, statSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 
 const REPEATS = Number(process.argv[2] ?? 3);
-const CORPUS = resolve(new URL('../../shared/corpus/', import.meta.url).pathname);
+const CORPUS = resolve(process.env['TOOLCANON_CORPUS'] ?? new URL('../../shared/corpus/', import.meta.url).pathname);
 const CLAUDE = join(CORPUS, 'claude-code/projects');
 const CODEX = join(CORPUS, 'codex/sessions');
+for (const dir of [CLAUDE, CODEX]) {
+  if (!existsSync(dir)) {
+    console.error(`bench/import.ts needs the shared corpus: ${dir} does not exist. Put the corpus at ../shared/corpus beside the checkout or point $TOOLCANON_CORPUS at a copy.`);
+    process.exit(2);
+  }
+}
 
 function bytesUnder(dir: string): number {
   let n = 0;

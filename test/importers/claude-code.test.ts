@@ -1,7 +1,8 @@
 // The Claude Code importer: parser units on inline records, then the real corpus imported into a
-// real embedded ClickHouse, checked against the reference figures of ../shared/corpus/README.md.
+// real embedded ClickHouse, checked against the reference figures of ../shared/corpus/README.md
+// (skipped loudly without the corpus, a failure under CI=true: see test/helpers/corpus.ts).
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeImporter } from '../../src/importers/claude-code/index.ts';
 import { MAX_EMITTED_EVENT_BYTES, parseTranscript } from '../../src/importers/claude-code/parser.ts';
@@ -10,9 +11,12 @@ import { stableEventId } from '../../src/importers/envelope.ts';
 import { splitCompleteLines } from '../../src/importers/lines.ts';
 import { runImport, type ImportSummary } from '../../src/importers/run.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import { corpusOrSkip } from '../helpers/corpus.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 
-const CORPUS = resolve(new URL('../../../shared/corpus/claude-code/', import.meta.url).pathname);
+const CORPUS_DIR = corpusOrSkip('claude-code', 'the Claude Code corpus tests (test/importers/claude-code.test.ts)');
+/** The corpus folder; read only by tests that are skipped when it is absent. */
+const CORPUS = CORPUS_DIR ?? '';
 const SESSION = 'sess-1';
 
 // ---------------------------------------------------------------------------------------------
@@ -282,6 +286,9 @@ describe('parseTranscript (inline records)', () => {
     expect(defaultProjectsDirs({}, '/home/u', () => false)).toEqual(['/home/u/.claude/projects']);
     expect(defaultProjectsDirs({}, '/home/u', (p) => p === '/home/u/.config/claude/projects')).toEqual(['/home/u/.config/claude/projects']);
     expect(defaultProjectsDirs({}, '/home/u', () => true)).toEqual(['/home/u/.claude/projects', '/home/u/.config/claude/projects']);
+  });
+
+  it.skipIf(!CORPUS_DIR)('lists every transcript of the corpus, subagent files included, sorted', () => {
     const files = listTranscriptFiles([CORPUS]).map((f) => f.slice(CORPUS.length + 1));
     expect(files).toEqual([
       'projects/spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl',
@@ -313,19 +320,20 @@ function scanRaw(lines: readonly string[]): { toolUses: Set<string>; responses: 
   return { toolUses, responses };
 }
 
-describe('claude-code import of the corpus into embedded ClickHouse', () => {
+describe.skipIf(!CORPUS_DIR)('claude-code import of the corpus into embedded ClickHouse', () => {
   let sink: ClickHouseSink;
   let cleanup: () => Promise<void>;
   let first: ImportSummary;
-  const tmp = makeTempDir('claude-import');
+  let tmp: ReturnType<typeof makeTempDir>;
 
   beforeAll(async () => {
+    tmp = makeTempDir('claude-import');
     ({ sink, cleanup } = await openTempSink('claude-code'));
     first = await runImport(claudeCodeImporter, [CORPUS], sink);
   });
   afterAll(async () => {
     await cleanup?.();
-    tmp.cleanup();
+    tmp?.cleanup();
   });
 
   async function usageTotals(): Promise<Record<string, number>> {

@@ -1,19 +1,21 @@
 // Incremental Codex imports into a real embedded ClickHouse: a rollout that is still being
 // written (a truncated last line, a call without its output yet) imported, then grown and
-// imported again; and arguments that are not JSON, kept verbatim and flagged.
+// imported again (a corpus rollout: skipped loudly without the corpus, a failure under CI=true);
+// and arguments that are not JSON, kept verbatim and flagged (runs without the corpus).
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codexImporter } from '../../src/importers/codex/index.ts';
 import { parseRollout } from '../../src/importers/codex/parser.ts';
 import { listRolloutFiles } from '../../src/importers/codex/paths.ts';
 import { runImport } from '../../src/importers/run.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import { corpusOrSkip } from '../helpers/corpus.ts';
 import { countOf, openTempSink } from '../helpers/db.ts';
 
-const CORPUS = resolve(new URL('../../../shared/corpus/codex/', import.meta.url).pathname);
+const CORPUS = corpusOrSkip('codex', 'the incremental Codex import test on a corpus rollout (test/importers/codex-incremental.test.ts)');
 /** A real 0.4x rollout: token counts, shell, sequential-thinking and serena calls. */
-const SOURCE = listRolloutFiles([CORPUS]).find((f) => f.includes('a264ea88')) as string;
+const SOURCE = CORPUS ? (listRolloutFiles([CORPUS]).find((f) => f.includes('a264ea88')) as string) : null;
 const SESSION = 'a264ea88-f8ea-4961-9541-aeb2be7518dd';
 
 interface Raw {
@@ -57,29 +59,42 @@ async function sessionUsage(sink: ClickHouseSink, session: string): Promise<{ re
   return { requests: Number(r?.requests), input: Number(r?.input), cached: Number(r?.cached), output: Number(r?.output), reasoning: Number(r?.reasoning) };
 }
 
-describe('incremental codex imports', () => {
-  let sink: ClickHouseSink;
-  let dir: string;
-  let cleanup: () => Promise<void>;
-  const full = readFileSync(SOURCE);
-  const lines = full.toString('utf8').split('\n').filter((l) => l.trim() !== '');
-  // Cut inside the output of the first shell call that follows two token counts: the call is
-  // complete, its output is half written.
-  const callIndex = lines.findIndex((l, i) => l.includes('"name":"shell"') && lines.slice(0, i).filter((x) => x.includes('"token_count"')).length >= 2);
-  const head = lines.slice(0, callIndex + 1);
-  const headBytes = Buffer.byteLength(head.join('\n') + '\n', 'utf8');
-  const outputLine = lines[callIndex + 1] as string;
-  const pendingCallId = (JSON.parse(lines[callIndex] as string) as Raw).payload?.call_id as string;
+// One embedded ClickHouse for the file (chdb: one data directory per process).
+let sink: ClickHouseSink;
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => {
+  ({ sink, dir, cleanup } = await openTempSink('codex-incremental'));
+});
+afterAll(async () => cleanup?.());
+
+describe.skipIf(SOURCE === null)('incremental codex imports of a corpus rollout', () => {
+  // Read in beforeAll: the suite body also runs (to list its tests) when it is skipped.
+  let full: Buffer;
+  let lines: string[];
+  let callIndex: number;
+  let head: string[];
+  let headBytes: number;
+  let outputLine: string;
+  let pendingCallId: string;
   let rollout: string;
   let firstEmitted = 0;
 
-  beforeAll(async () => {
-    ({ sink, dir, cleanup } = await openTempSink('codex-incremental'));
+  beforeAll(() => {
+    const source = SOURCE ?? '';
+    full = readFileSync(source);
+    lines = full.toString('utf8').split('\n').filter((l) => l.trim() !== '');
+    // Cut inside the output of the first shell call that follows two token counts: the call is
+    // complete, its output is half written.
+    callIndex = lines.findIndex((l, i) => l.includes('"name":"shell"') && lines.slice(0, i).filter((x) => x.includes('"token_count"')).length >= 2);
+    head = lines.slice(0, callIndex + 1);
+    headBytes = Buffer.byteLength(head.join('\n') + '\n', 'utf8');
+    outputLine = lines[callIndex + 1] as string;
+    pendingCallId = (JSON.parse(lines[callIndex] as string) as Raw).payload?.call_id as string;
     mkdirSync(join(dir, 'sessions'));
-    rollout = join(dir, 'sessions', SOURCE.split('/').pop() as string);
+    rollout = join(dir, 'sessions', source.split('/').pop() as string);
     writeFileSync(rollout, Buffer.concat([full.subarray(0, headBytes), Buffer.from(outputLine.slice(0, Math.floor(outputLine.length / 2)), 'utf8')]));
   });
-  afterAll(async () => cleanup?.());
 
   it('chose a cut with usage and calls before it, and more after', () => {
     expect(callIndex).toBeGreaterThan(10);
@@ -132,7 +147,9 @@ describe('incremental codex imports', () => {
     expect([s.filesUnchanged, s.eventsEmitted]).toEqual([1, 0]);
     expect(await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL')).toBe(before);
   });
+});
 
+describe('codex arguments that are not JSON', () => {
   it('keeps arguments that are not JSON verbatim as raw_input, flagged input_not_json', async () => {
     const badShell = '{"command":["bash","-lc","echo \\"unterminated"],"workdir":"/w"';
     const badMcp = '{"project": "/home/u/p", "note": "runaway \u65e5\u672c ';

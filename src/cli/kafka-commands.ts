@@ -54,15 +54,21 @@ Options:
 const PRODUCE_USAGE = `Usage: toolcanon produce <paths…|-> --brokers HOST:PORT[,…] --topic TOPIC [options]
 
 Publishes JSONL events (files, directories of *.jsonl, or - for stdin), one record per non-blank
-line, keyed by session_id. Values are the lines' bytes as they are, broken lines included.
+line, keyed by session_id. Values are the lines' bytes as they are, broken lines included. A line
+larger than the topic's max.message.bytes goes to the dead-letter topic as oversized (with its
+file:line; its bytes cut to what that topic takes, if they must be), and the run still exits 0.
 
 Options:
   --brokers LIST                   Bootstrap brokers (or $TOOLCANON_KAFKA_BROKERS)
   --topic TOPIC                    Topic to publish to
+  --dlq-topic TOPIC                Dead-letter topic for lines the topic cannot take (default <topic>.dlq)
   --partitions N                   Partitions when the topic has to be created (default 6)
   --topic-max-message-bytes N      max.message.bytes when the topic has to be created (default: broker's)
   --format table|json|csv          Summary format (default table)
   -h, --help                       Show this help
+
+Example:
+  toolcanon produce fixtures --brokers 127.0.0.1:19092 --topic tool-events
 `;
 
 const CONSUME_OPTIONS = {
@@ -98,6 +104,7 @@ const CONSUME_OPTIONS = {
 const PRODUCE_OPTIONS = {
   brokers: { type: 'string' },
   topic: { type: 'string' },
+  'dlq-topic': { type: 'string' },
   partitions: { type: 'string' },
   'topic-max-message-bytes': { type: 'string' },
   format: { type: 'string', default: 'table' },
@@ -285,6 +292,8 @@ export async function runProduceCommand(args: readonly string[], io: Io): Promis
   if (positionals.length === 0) throw new UsageError('produce needs at least one path (a file, a directory, or - for stdin)');
   const brokers = brokersFrom(values.brokers, 'produce');
   const topic = topicFrom(values.topic, 'produce');
+  const dlqTopic = values['dlq-topic'] === undefined ? defaultDlqTopic(topic) : topicFrom(values['dlq-topic'], 'produce', 'dlq-topic');
+  if (dlqTopic === topic) throw new UsageError(`--dlq-topic must differ from --topic (both are ${JSON.stringify(topic)})`);
   const partitions = integer('partitions', values.partitions, 6);
   const topicMaxMessageBytes = values['topic-max-message-bytes'] === undefined ? undefined : integer('topic-max-message-bytes', values['topic-max-message-bytes'], 0);
   const outputFormat = format(values.format);
@@ -299,19 +308,33 @@ export async function runProduceCommand(args: readonly string[], io: Io): Promis
       configs: topicMaxMessageBytes === undefined ? {} : { 'max.message.bytes': String(topicMaxMessageBytes) },
     });
     if (created) io.err(`Created topic ${topic} (${partitions} partition(s)).`);
+    // The topic's own limit (its override or the broker default it inherits), so that a line it
+    // cannot take goes to the dead-letter topic instead of failing the run.
     const maxMessageBytes = await admin.maxMessageBytes(topic);
     producer = await client.producer();
     const started = performance.now();
-    const result = await publishPaths(producer, positionals, { topic, ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }) });
+    const result = await publishPaths(producer, positionals, {
+      topic,
+      dlqTopic,
+      admin,
+      ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
+      log: (line) => io.err(line),
+      onDeadLetter: (d) =>
+        io.err(
+          `${d.source}: ${d.detail}; sent to the DLQ topic ${d.dlqTopic} as oversized` +
+            (d.keptBytes < d.bytes ? ` with its first ${d.keptBytes} bytes (${d.dlqTopic} takes no more; header toolcanon.value_original_bytes ${d.bytes}; the whole line stays in the file)` : ''),
+        ),
+    });
     const elapsedMs = performance.now() - started;
-    for (const t of result.tooLarge) io.err(`${t.source}: not published: ${t.bytes} bytes is more than ${topic} accepts (max.message.bytes ${maxMessageBytes ?? 'default'})`);
+    const dead = result.deadLettered.length;
     io.out(
       renderRows(
         [
+          { metric: 'records_read', value: result.recordsRead },
           { metric: 'records_published', value: result.published },
           { metric: 'bytes_published', value: result.bytesPublished },
           { metric: 'unkeyed_records', value: result.unkeyed },
-          { metric: 'too_large_skipped', value: result.tooLarge.length },
+          { metric: 'dead_lettered_oversized', value: dead },
           { metric: 'blank_lines_skipped', value: result.blankLines },
           { metric: 'elapsed_ms', value: Math.round(elapsedMs) },
           { metric: 'records_per_s', value: elapsedMs > 0 ? Math.round((result.published * 1000) / elapsedMs) : 0 },
@@ -319,7 +342,14 @@ export async function runProduceCommand(args: readonly string[], io: Io): Promis
         outputFormat,
       ),
     );
-    return result.tooLarge.length > 0 ? 1 : 0;
+    const records = (n: number): string => `${n} record${n === 1 ? '' : 's'}`;
+    io.err(`${records(result.published)} produced to ${topic}` + (dead > 0 ? `, ${dead} sent to the DLQ topic ${result.dlqTopic} as oversized.` : '.'));
+    // Every line read is on the topic or in the dead-letter topic; anything else is a loss.
+    if (result.published + dead !== result.recordsRead) {
+      io.err(`toolcanon: ${result.recordsRead - result.published - dead} of ${records(result.recordsRead)} read were neither produced nor dead-lettered.`);
+      return 1;
+    }
+    return 0;
   } finally {
     await producer?.disconnect().catch(() => undefined);
     await admin?.disconnect().catch(() => undefined);

@@ -591,7 +591,7 @@ export class StreamWorker {
             if (!isMessageTooLargeError(e)) throw e;
             const size = Buffer.byteLength(record.value ?? '');
             this.log(`Dead-letter record of ${String(record.headers?.[DLQ_HEADERS.originTopic])}/${String(record.headers?.[DLQ_HEADERS.originPartition])}/${String(record.headers?.[DLQ_HEADERS.originOffset])} is too large for ${this.config.dlqTopic} (${size} bytes); publishing it without its value.`);
-            await producer.send(this.config.dlqTopic, [{ key: record.key, value: null, headers: { ...record.headers, 'toolcanon.value_omitted_bytes': String(size) } }]);
+            await producer.send(this.config.dlqTopic, [{ key: record.key, value: null, headers: { ...record.headers, [DLQ_HEADERS.valueOmittedBytes]: String(size) } }]);
           }
         }
       }

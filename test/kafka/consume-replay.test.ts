@@ -74,7 +74,8 @@ describe.skipIf(brokers === null)('toolcanon consume writes what replay writes',
 
   it('publishes one keyed record per fixture event', () => {
     expect(published['records_published']).toBe(events);
-    expect(published['too_large_skipped']).toBe(0);
+    expect(published['dead_lettered_oversized']).toBe(0);
+    expect(published['records_read']).toBe(events);
   });
 
   it('consumes every record once and accounts for it: events in = rows + dead letters', () => {

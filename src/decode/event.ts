@@ -91,9 +91,9 @@ interface ToolCallEvent {
   harness: Harness;
   session_id: string;
   agent_id?: string;
-  turn_id: string;
+  turn_id?: string;
   call_id: string;
-  model: string;
+  model?: string;
   tool: string;
   input: Record<string, unknown> | string;
   status: 'ok' | 'error' | 'pending';
@@ -112,7 +112,7 @@ interface UsageEvent {
   session_id: string;
   agent_id?: string;
   turn_id?: string;
-  model: string;
+  model?: string;
   request_id: string;
   input_tokens: number;
   output_tokens: number;
@@ -328,8 +328,8 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
       harness: event.harness,
       session_id: event.session_id,
       agent_id: agentId,
-      turn_id: event.turn_id,
-      model: event.model,
+      turn_id: event.turn_id ?? '',
+      model: event.model ?? '',
       tool: event.tool,
       status: event.status,
       rawInput,
@@ -348,9 +348,9 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
       namespace: p.namespace,
       session_id: event.session_id,
       agent_id: agentId,
-      turn_id: event.turn_id,
+      turn_id: event.turn_id ?? '',
       call_id: event.call_id,
-      model: event.model,
+      model: event.model ?? '',
       tool_name: p.toolName,
       kind: p.kind,
       label: p.label,
@@ -463,7 +463,7 @@ function decodeUsage(
       session_id: event.session_id,
       agent_id: event.agent_id ?? '',
       turn_id: event.turn_id ?? '',
-      model: event.model,
+      model: event.model ?? '',
       request_id: event.request_id,
       input_tokens: figures.input_tokens ?? 0n,
       output_tokens: figures.output_tokens ?? 0n,

@@ -15,9 +15,10 @@ export interface ToolCallFields {
   readonly session_id: string;
   /** A subagent with a context window of its own; omit for the main agent. */
   readonly agent_id?: string;
-  readonly turn_id: string;
+  /** Optional in envelope v1 (the row stores ''), as `model` is: runtimes without turns exist. */
+  readonly turn_id?: string;
   readonly call_id: string;
-  readonly model: string;
+  readonly model?: string;
   readonly tool: string;
   readonly status: 'ok' | 'error' | 'pending';
   readonly output?: string;
@@ -45,7 +46,7 @@ export interface UsageFields {
   readonly session_id: string;
   readonly agent_id?: string;
   readonly turn_id?: string;
-  readonly model: string;
+  readonly model?: string;
   readonly request_id: string;
   readonly input_tokens: number;
   readonly output_tokens: number;

@@ -150,3 +150,46 @@ describe('line endings', () => {
     expect(crlf.row).toEqual(lf.row);
   });
 });
+
+describe('turn_id and model are optional (envelope v1, default empty)', () => {
+  const without = (event: Record<string, unknown>, ...keys: string[]): string => JSON.stringify(Object.fromEntries(Object.entries(event).filter(([k]) => !keys.includes(k))));
+
+  it('a tool_call without turn_id and model is a row with both empty, the same row as one that sends them empty', () => {
+    const line = without(JSON.parse(eventLine()) as Record<string, unknown>, 'turn_id', 'model');
+    expect(line).not.toMatch(/turn_id|model/);
+    const o = decodeEvent(bytes(line), 'x:1', AT);
+    if (o.kind !== 'row') throw new Error(o.kind === 'dead' ? o.dead.detail : o.kind);
+    expect(o.row).toMatchObject({ turn_id: '', model: '', tool_name: 'Read', raw_input: '{"file_path":"README.md"}' });
+    const empty = decodeEvent(bytes(eventLine({ turn_id: '', model: '' })), 'x:1', AT);
+    if (empty.kind !== 'row') throw new Error('expected a row');
+    expect(o.row).toEqual(empty.row);
+    // Each one alone, too.
+    for (const key of ['turn_id', 'model']) {
+      const one = decodeEvent(bytes(without(JSON.parse(eventLine()) as Record<string, unknown>, key)), 'x:1', AT);
+      expect(one.kind === 'row' && one.row[key as 'turn_id' | 'model']).toBe('');
+    }
+  });
+
+  it('the discovery observation of an MCP call without turn_id or model gets them empty', () => {
+    const line = without(JSON.parse(eventLine({ tool: 'mcp__github__create_issue', input: { title: 'x' } })) as Record<string, unknown>, 'turn_id', 'model');
+    const o = decodeEvent(bytes(line), 'x:1', AT);
+    if (o.kind !== 'row') throw new Error(o.kind === 'dead' ? o.dead.detail : o.kind);
+    expect(o.row).toMatchObject({ turn_id: '', model: '', mcp_server: 'github', mcp_tool: 'create_issue' });
+    expect(o.discovery).toMatchObject({ discovery_kind: 'call', turn_id: '', model: '' });
+  });
+
+  it('a usage event without model (and without turn_id) is a usage record with both empty', () => {
+    const usage = { schema: 'toolcanon.event/v1', type: 'usage', ts: '2026-12-02T10:00:00Z', harness: 'codex', session_id: 's', request_id: 'r-1', input_tokens: 1, output_tokens: 2 };
+    const o = decodeEvent(bytes(JSON.stringify(usage)), 'x:1', AT);
+    if (o.kind !== 'usage') throw new Error(o.kind === 'dead' ? o.dead.detail : o.kind);
+    expect(o.usage).toMatchObject({ model: '', turn_id: '', request_id: 'r-1', input_tokens: 1n, output_tokens: 2n });
+  });
+
+  it('still refuses them of the wrong type or too long', () => {
+    for (const [key, value] of [['turn_id', 7], ['model', null], ['model', 'm'.repeat(257)]] as const) {
+      const o = decodeEvent(bytes(eventLine({ [key]: value })), 'x:1', AT);
+      expect(o.kind === 'dead' && o.dead.reason).toBe('schema');
+      expect(o.kind === 'dead' && o.dead.detail).toMatch(new RegExp(`^/${key}: `));
+    }
+  });
+});

@@ -3,6 +3,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_LIMITS } from '../decode/event.ts';
 import { createKafkaClient, type KafkaAdmin, type StreamProducer } from '../kafka/client.ts';
 import { publishPaths } from '../kafka/publish.ts';
+import { redactionFromEnv } from '../redact/redact.ts';
 import { ClickHouseSink, type SinkTarget } from '../sink/clickhouse.ts';
 import { backoffDelayMs, sleep } from '../worker/backoff.ts';
 import { heartbeatIntervalFor, WORKER_DEFAULTS, type WorkerConfig } from '../worker/config.ts';
@@ -47,6 +48,8 @@ Options:
   --fetch-max-bytes-per-partition N  Bytes per partition and fetch (default ${D.fetchMaxBytesPerPartition})
   --fetch-max-wait-ms N            Longest the broker holds an empty fetch (default ${D.fetchMaxWaitMs})
   --client-id ID                   Kafka client id (default toolcanon-<host>-<pid>)
+  --no-redact                      Store secrets verbatim (default: redacted in rows, dead letters and the
+                                   DLQ topic; or TOOLCANON_REDACT=0)
   --format table|json|csv          Format of the summary printed at exit (default table)
   -h, --help                       Show this help
 `;
@@ -64,6 +67,8 @@ Options:
   --dlq-topic TOPIC                Dead-letter topic for lines the topic cannot take (default <topic>.dlq)
   --partitions N                   Partitions when the topic has to be created (default 6)
   --topic-max-message-bytes N      max.message.bytes when the topic has to be created (default: broker's)
+  --no-redact                      Send oversized lines to the DLQ topic with their secrets (default:
+                                   redacted, as every dead letter; the topic gets lines as they are)
   --format table|json|csv          Summary format (default table)
   -h, --help                       Show this help
 
@@ -97,6 +102,7 @@ const CONSUME_OPTIONS = {
   'fetch-max-bytes-per-partition': { type: 'string' },
   'fetch-max-wait-ms': { type: 'string' },
   'client-id': { type: 'string' },
+  'no-redact': { type: 'boolean', default: false },
   format: { type: 'string', default: 'table' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies ParseArgsConfig['options'];
@@ -107,6 +113,7 @@ const PRODUCE_OPTIONS = {
   'dlq-topic': { type: 'string' },
   partitions: { type: 'string' },
   'topic-max-message-bytes': { type: 'string' },
+  'no-redact': { type: 'boolean', default: false },
   format: { type: 'string', default: 'table' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies ParseArgsConfig['options'];
@@ -172,6 +179,7 @@ export function parseConsumeArgs(args: readonly string[]): { config: WorkerConfi
     limits: {
       maxEventBytes: integer('max-event-bytes', values['max-event-bytes'], DEFAULT_LIMITS.maxEventBytes),
       maxDepth: integer('max-depth', values['max-depth'], DEFAULT_LIMITS.maxDepth),
+      redact: !values['no-redact'] && redactionFromEnv(),
     },
     accounting: accountingConfig(values),
     retry: { initialMs: retryInitialMs, maxMs: retryMaxMs },
@@ -317,6 +325,7 @@ export async function runProduceCommand(args: readonly string[], io: Io): Promis
       topic,
       dlqTopic,
       admin,
+      redact: !values['no-redact'] && redactionFromEnv(),
       ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
       log: (line) => io.err(line),
       onDeadLetter: (d) =>

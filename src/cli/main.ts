@@ -1,4 +1,5 @@
 // The toolcanon command line: replay, validate, report, query, catalogue.
+import { redactionFromEnv } from '../redact/redact.ts';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CATALOGUE_ROWS, renderCatalogueMarkdown } from '../catalogue/index.ts';
 import { decodeEvent, DEFAULT_LIMITS, type DecodeLimits } from '../decode/event.ts';
@@ -66,6 +67,8 @@ Options:
   --max-depth N              Deepest accepted JSON nesting (default ${DEFAULT_LIMITS.maxDepth})
   --retention-days N         Keep N days of event time in every table (ClickHouse TTL; 0 removes it;
                              or $TOOLCANON_RETENTION_DAYS); unset leaves the tables as they are
+  --no-redact                Store inputs verbatim, secrets included (or TOOLCANON_REDACT=0); default:
+                             API keys, tokens, passwords and private keys become [REDACTED:kind:hash]
   --no-progress              Never draw a progress bar
   -h, --help                 Show this help
 `;
@@ -93,6 +96,7 @@ ${ACCOUNTING_FLAGS}
   --max-event-bytes N        Largest accepted event (default ${DEFAULT_LIMITS.maxEventBytes})
   --max-depth N              Deepest accepted JSON nesting (default ${DEFAULT_LIMITS.maxDepth})
   --allow-dead-letters       Exit 0 even when most events were dead letters
+  --no-redact                Store secrets verbatim (default: redacted; or TOOLCANON_REDACT=0)
   --no-progress              Never draw a progress bar
 
 Example:
@@ -108,6 +112,7 @@ Options:
 ${SINK_FLAGS}
 ${ACCOUNTING_FLAGS}
   --allow-dead-letters       Exit 0 even when nothing was recognised
+  --no-redact                Store secrets verbatim (default: redacted; or TOOLCANON_REDACT=0)
   --no-progress              Never draw a progress bar
 
 Example:
@@ -164,6 +169,7 @@ const OPTIONS = {
   'max-event-bytes': { type: 'string' },
   'max-depth': { type: 'string' },
   'no-progress': { type: 'boolean', default: false },
+  'no-redact': { type: 'boolean', default: false },
   'retention-days': { type: 'string' },
   'allow-dead-letters': { type: 'boolean', default: false },
   verbose: { type: 'boolean', default: false },
@@ -297,6 +303,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   const limits: DecodeLimits = {
     maxEventBytes: positiveInt('max-event-bytes', values['max-event-bytes'], DEFAULT_LIMITS.maxEventBytes),
     maxDepth: positiveInt('max-depth', values['max-depth'], DEFAULT_LIMITS.maxDepth),
+    redact: !values['no-redact'] && redactionFromEnv(),
   };
   const accounting = accountingConfig(values);
   retentionDays(values['retention-days']);

@@ -15,6 +15,8 @@ export function toolsReportSql(by: ToolReportGrouping): string {
     round(read_only_calls / calls, 4) AS read_only_share,
     countIf(via = 'use_tool') AS via_use_tool,
     countIf(length(flags) > 0) AS flagged,
+    countIf(redactions > 0) AS redacted,
+    sum(redactions) AS secrets_redacted,
     sum(input_bytes) AS input_bytes,
     sum(output_bytes) AS output_bytes
   FROM tool_calls FINAL
@@ -22,7 +24,7 @@ export function toolsReportSql(by: ToolReportGrouping): string {
   ORDER BY calls DESC, ${keys.join(', ')}`;
 }
 
-export const DEAD_LETTERS_REPORT_SQL = `SELECT reason, count() AS dead_letters, sum(raw_bytes) AS raw_bytes, any(source) AS example_source, any(detail) AS example_detail
+export const DEAD_LETTERS_REPORT_SQL = `SELECT reason, count() AS dead_letters, sum(raw_bytes) AS raw_bytes, sum(redactions) AS secrets_redacted, any(source) AS example_source, any(detail) AS example_detail
   FROM dead_letters FINAL GROUP BY reason ORDER BY dead_letters DESC, reason`;
 
 /** Observed tokens per harness, model and day, by kind, beside the estimates of the same group. */

@@ -13,12 +13,18 @@ import { observeDiscovery } from '../discovery/discovery.ts';
 import { deriveRegistrations, type SnapshotTool } from '../mcp/registrations.ts';
 import { projectToolCall } from '../transform/project.ts';
 import { indexObject } from './spans.ts';
+import { redactBytes, redactText } from '../redact/redact.ts';
 
 export interface DecodeLimits {
   /** Largest accepted event, in bytes of the encoded line. */
   readonly maxEventBytes: number;
   /** Deepest accepted JSON nesting, the envelope object being depth 1. */
   readonly maxDepth: number;
+  /**
+   * Replace secrets (src/redact/rules.ts) in everything stored: on unless false (--no-redact,
+   * TOOLCANON_REDACT=0). Sizes and estimates are of the event as received.
+   */
+  readonly redact?: boolean;
 }
 
 export const DEFAULT_LIMITS: DecodeLimits = { maxEventBytes: 4 * 1024 * 1024, maxDepth: 128 };
@@ -221,8 +227,20 @@ export function nowClickHouseTime(): string {
   return msToClickHouseTime(Date.now());
 }
 
-export function deadLetter(raw: Uint8Array, reason: DeadLetterReason, detail: string, source: string, ingestedAt: string): DeadLetterRow {
-  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+/**
+ * A dead letter of the bytes received (secrets redacted unless redact is false, in the bytes
+ * and in the detail, which may quote a value).
+ */
+export function deadLetter(raw: Uint8Array, reason: DeadLetterReason, detail: string, source: string, ingestedAt: string, redact = true): DeadLetterRow {
+  let bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  let redactions = 0;
+  if (redact) {
+    const r = redactBytes(bytes);
+    const d = redactText(detail);
+    bytes = r.bytes;
+    detail = d.text;
+    redactions = r.count + d.count;
+  }
   return {
     // The same bytes from the same place are the same dead letter (a replay does not double it).
     dead_letter_id: sha256Hex(`${source}\u0000${sha256Hex(bytes, 64)}`, 32),
@@ -232,6 +250,7 @@ export function deadLetter(raw: Uint8Array, reason: DeadLetterReason, detail: st
     detail,
     source,
     ingested_at: ingestedAt,
+    redactions,
   };
 }
 
@@ -272,7 +291,7 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   const line = trimLine(received);
   const dead = (reason: DeadLetterReason, detail: string): DecodeOutcome => ({
     kind: 'dead',
-    dead: deadLetter(line, reason, detail, source, ingestedAt),
+    dead: deadLetter(line, reason, detail, source, ingestedAt, limits.redact !== false),
   });
   if (line.byteLength > limits.maxEventBytes) {
     return dead('oversized', `event is ${line.byteLength} bytes, limit is ${limits.maxEventBytes} (--max-event-bytes)`);
@@ -297,12 +316,12 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   const type = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as { type?: unknown }).type : undefined;
   if (type === 'usage') {
     if (!validateUsage(parsed)) return schemaDeadLetter(validateUsage.errors, parsed, dead);
-    return decodeUsage(parsed, text, index?.members, source, ingestedAt, dead);
+    return decodeUsage(parsed, text, index?.members, source, ingestedAt, dead, limits.redact === false ? KEEP : new Redaction());
   }
   if (type === 'mcp_status' || type === 'mcp_tools' || type === 'mcp_tools_changed') {
     const validate = validateMcp[type];
     if (!validate(parsed)) return schemaDeadLetter(validate.errors, parsed, dead);
-    return decodeMcp(parsed as McpEvent, text, source, ingestedAt, dead);
+    return decodeMcp(parsed as McpEvent, text, source, ingestedAt, dead, limits.redact !== false);
   }
   if (type !== undefined && type !== 'tool_call') {
     return dead('schema', `/type: must be one of ${EVENT_TYPES.map((t) => JSON.stringify(t)).join(', ')} (got ${preview(type)})`);
@@ -315,10 +334,22 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   // The raw input verbatim: the object's own text from the line, or the string's content.
   const inputSpan = index?.members.get('input');
   const wasString = typeof event.input === 'string';
-  const rawInput = wasString ? (event.input as string) : text.slice(inputSpan?.start ?? 0, inputSpan?.end ?? 0);
-  const p = projectToolCall(event.harness, event.tool, { text: rawInput, wasString });
+  const receivedInput = wasString ? (event.input as string) : text.slice(inputSpan?.start ?? 0, inputSpan?.end ?? 0);
+  // Ids are derived from the event as received (hashes: no secret shows through them); what is
+  // stored is redacted, the projection included (it reads the redacted input).
   const agentId = event.agent_id ?? '';
   const eventId = event.event_id ?? (event.call_id === '' ? contentEventId(event) : identityEventId('tool_call', event.harness, event.session_id, agentId, event.call_id));
+  const r = limits.redact === false ? KEEP : new Redaction();
+  const rawInput = r.text(receivedInput);
+  const error = r.text(event.error ?? '');
+  const sessionId = r.text(event.session_id);
+  const storedAgentId = r.text(agentId);
+  const turnId = r.text(event.turn_id ?? '');
+  const callId = r.text(event.call_id);
+  const model = r.text(event.model ?? '');
+  const tool = r.text(event.tool);
+  const p = projectToolCall(event.harness, tool, { text: rawInput, wasString });
+  const flags = r.count === 0 ? p.flags : [...p.flags, 'redacted' as const];
   return {
     kind: 'row',
     outputClass: event.output === undefined ? 'empty' : classifyContent(event.output),
@@ -326,15 +357,15 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
       event_id: eventId,
       ts,
       harness: event.harness,
-      session_id: event.session_id,
-      agent_id: agentId,
-      turn_id: event.turn_id ?? '',
-      model: event.model ?? '',
-      tool: event.tool,
+      session_id: sessionId,
+      agent_id: storedAgentId,
+      turn_id: turnId,
+      model,
+      tool,
       status: event.status,
       rawInput,
       output: event.output,
-      error: event.error,
+      error: event.error === undefined ? undefined : error,
       namespace: p.namespace,
       mcpServer: p.mcpServer,
       mcpTool: p.mcpTool,
@@ -346,11 +377,11 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
       ts,
       harness: event.harness,
       namespace: p.namespace,
-      session_id: event.session_id,
-      agent_id: agentId,
-      turn_id: event.turn_id ?? '',
-      call_id: event.call_id,
-      model: event.model ?? '',
+      session_id: sessionId,
+      agent_id: storedAgentId,
+      turn_id: turnId,
+      call_id: callId,
+      model,
       tool_name: p.toolName,
       kind: p.kind,
       label: p.label,
@@ -368,20 +399,35 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
       pattern: p.columns.pattern,
       raw_input: rawInput,
       status: event.status,
-      error: event.error ?? '',
+      error,
       duration_ms: event.duration_ms ?? null,
       images: event.images ?? 0,
       via: p.via,
       mcp_server: p.mcpServer,
       mcp_tool: p.mcpTool,
-      flags: p.flags,
-      input_bytes: Buffer.byteLength(rawInput, 'utf8'),
+      flags,
+      redactions: r.count,
+      // Sizes are of the call as received: estimates do not change with redaction.
+      input_bytes: Buffer.byteLength(receivedInput, 'utf8'),
       output_bytes: event.output === undefined ? 0 : Buffer.byteLength(event.output, 'utf8'),
       source,
       ingested_at: ingestedAt,
     },
   };
 }
+
+/** Redacts texts one by one and counts the secrets replaced. */
+class Redaction {
+  count = 0;
+  text(s: string): string {
+    if (s === '') return s;
+    const r = redactText(s);
+    this.count += r.count;
+    return r.text;
+  }
+}
+/** Redaction off (--no-redact): texts stay as received. */
+const KEEP = { count: 0, text: (s: string): string => s } as const;
 
 function schemaDeadLetter(errors: ErrorObject[] | null | undefined, parsed: unknown, dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome): DecodeOutcome {
   const first = errors?.[0];
@@ -391,15 +437,19 @@ function schemaDeadLetter(errors: ErrorObject[] | null | undefined, parsed: unkn
 
 /** An MCP lifecycle event: the raw event as a row, and a snapshot's registrations. */
 function decodeMcp(
-  event: McpEvent,
+  received: McpEvent,
   text: string,
   source: string,
   ingestedAt: string,
   dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome,
+  redact: boolean,
 ): DecodeOutcome {
-  const ts = toClickHouseTime(event.ts);
-  if (ts === undefined) return dead('schema', `/ts: not a valid date: ${event.ts}`);
-  const eventId = event.event_id ?? contentEventId(event);
+  const ts = toClickHouseTime(received.ts);
+  if (ts === undefined) return dead('schema', `/ts: not a valid date: ${received.ts}`);
+  const eventId = received.event_id ?? contentEventId(received);
+  // The stored event is the redacted text (still the same JSON but for the secrets), read again.
+  const r = redact ? redactText(text) : { text, count: 0 };
+  const event = r.count === 0 ? received : (JSON.parse(r.text) as McpEvent);
   const agentId = event.agent_id ?? '';
   const status = event.type === 'mcp_status' ? event : undefined;
   const tools = event.type === 'mcp_tools' ? event : undefined;
@@ -419,7 +469,8 @@ function decodeMcp(
     error: status?.error ?? '',
     mcp_initialized: tools?.mcp_initialized ?? null,
     tool_count: tools ? tools.tools.length : null,
-    raw: text,
+    raw: r.text,
+    redactions: r.count,
     source,
     ingested_at: ingestedAt,
   };
@@ -439,6 +490,7 @@ function decodeUsage(
   source: string,
   ingestedAt: string,
   dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome,
+  r: Redaction | typeof KEEP,
 ): DecodeOutcome {
   const ts = toClickHouseTime(event.ts);
   if (ts === undefined) return dead('schema', `/ts: not a valid date: ${event.ts}`);
@@ -460,11 +512,11 @@ function decodeUsage(
       event_id: event.event_id ?? identityEventId('usage', event.harness, event.session_id, event.agent_id ?? '', event.request_id),
       ts,
       harness: event.harness,
-      session_id: event.session_id,
-      agent_id: event.agent_id ?? '',
-      turn_id: event.turn_id ?? '',
-      model: event.model ?? '',
-      request_id: event.request_id,
+      session_id: r.text(event.session_id),
+      agent_id: r.text(event.agent_id ?? ''),
+      turn_id: r.text(event.turn_id ?? ''),
+      model: r.text(event.model ?? ''),
+      request_id: r.text(event.request_id),
       input_tokens: figures.input_tokens ?? 0n,
       output_tokens: figures.output_tokens ?? 0n,
       cache_read_tokens: figures.cache_read_tokens ?? null,

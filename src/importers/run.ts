@@ -71,7 +71,7 @@ export async function runImport(importer: Importer, paths: readonly string[], si
       if (m.endOffset <= from) continue;
       malformedRecords++;
       const raw = typeof m.raw === 'string' ? Buffer.from(m.raw, 'utf8') : m.raw;
-      if (writer.addDeadLetter(deadLetter(raw, 'import_malformed', `${m.problem}: ${m.detail}`, `${path}:${m.line}`, ingestedAt))) await writer.flush();
+      if (writer.addDeadLetter(deadLetter(raw, 'import_malformed', `${m.problem}: ${m.detail}`, `${path}:${m.line}`, ingestedAt, limits.redact !== false))) await writer.flush();
     }
     for (const event of parsed.events) {
       if (event.endOffset <= from) {

@@ -8,6 +8,7 @@
 // (src/worker/dlq.ts), with its `file:line`, keyed as it would have been, its bytes as the value,
 // cut to what the dead-letter topic takes when even that is too small (a header says so).
 import { deadLetter, trimLine } from '../decode/event.ts';
+import { redactBytes } from '../redact/redact.ts';
 import { listInputFiles, openInput, readLines, type InputFile } from '../source/file.ts';
 import { defaultDlqTopic, toUnpublishedDlqRecord } from '../worker/dlq.ts';
 import { isMessageTooLargeError, KAFKA_DEFAULT_MAX_MESSAGE_BYTES, type KafkaAdmin, type OutgoingRecord, type StreamProducer } from './client.ts';
@@ -36,6 +37,11 @@ export interface PublishOptions {
    * default is assumed). Lines whose record would not fit go to the dead-letter topic.
    */
   readonly maxMessageBytes?: number;
+  /**
+   * Redact secrets in what goes to the dead-letter topic (default true), as every dead letter
+   * is. The topic itself gets the lines as they are: the worker that reads it redacts.
+   */
+  readonly redact?: boolean;
   readonly onProgress?: (published: number, bytes: number) => void;
   /** Told of each line sent to the dead-letter topic, once it is there. */
   readonly onDeadLetter?: (dead: ProducedDeadLetter) => void;
@@ -149,10 +155,12 @@ export async function publishFiles(producer: StreamProducer, files: readonly Inp
     })());
 
   /** Sends a line the topic cannot take to the dead-letter topic, cut to fit when it must be. */
-  const sendToDlq = async (line: Omit<Pending, 'record' | 'recordBytes'>, why: string): Promise<void> => {
-    const detail = `${line.bytes} bytes: more than ${topic} takes in one record (${why})`;
+  const sendToDlq = async (received: Omit<Pending, 'record' | 'recordBytes'>, why: string): Promise<void> => {
+    const redacted = options.redact === false ? undefined : redactBytes(received.raw);
+    const line = redacted === undefined || redacted.count === 0 ? received : { ...received, raw: redacted.bytes, bytes: redacted.bytes.byteLength };
+    const detail = `${received.bytes} bytes: more than ${topic} takes in one record (${why})`;
     // The id replay gives the same line's dead letter: the same bytes from the same place.
-    const deadLetterId = deadLetter(trimLine(line.raw), 'oversized', detail, line.source, '').dead_letter_id;
+    const deadLetterId = deadLetter(trimLine(line.raw), 'oversized', detail, line.source, '', options.redact !== false).dead_letter_id;
     const dead = { detail, deadLetterId };
     const room = (await prepareDlq()) - RECORD_OVERHEAD_BYTES - extraBytes(toUnpublishedDlqRecord(line, dead, topic, 0));
     let keep = line.bytes <= room ? line.bytes : utf8Cut(line.raw, room);

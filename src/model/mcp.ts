@@ -33,6 +33,8 @@ export const mcpEventRowSchema = z.object({
   tool_count: z.number().int().nonnegative().nullable(),
   /** The event line as received. */
   raw: z.string(),
+  /** Secrets replaced in raw (and the columns read from it). */
+  redactions: z.number().int().nonnegative(),
   source: z.string(),
   ingested_at: z.string(),
 });

@@ -24,6 +24,8 @@ export const ROW_FLAGS = [
   'input_not_object',
   'canonical_type_mismatch',
   'canonical_out_of_range',
+  /** Secrets in the event were replaced by [REDACTED:kind:hash] markers (count in redactions). */
+  'redacted',
 ] as const;
 export type RowFlag = (typeof ROW_FLAGS)[number];
 
@@ -65,6 +67,8 @@ export const toolCallRowSchema = z.object({
   mcp_server: z.string(),
   mcp_tool: z.string(),
   flags: z.array(z.enum(ROW_FLAGS)),
+  /** Secrets replaced in the stored texts of the row (0 with --no-redact). */
+  redactions: z.number().int().nonnegative(),
   input_bytes: z.number().int().nonnegative(),
   output_bytes: z.number().int().nonnegative(),
   source: z.string(),
@@ -81,6 +85,8 @@ export const deadLetterRowSchema = z.object({
   detail: z.string(),
   source: z.string(),
   ingested_at: z.string(),
+  /** Secrets replaced in the stored bytes and detail. */
+  redactions: z.number().int().nonnegative(),
 });
 export type DeadLetterRow = z.infer<typeof deadLetterRowSchema>;
 

@@ -61,11 +61,11 @@ export const TOOL_CALL_COLUMNS = [
   'event_id', 'ts', 'harness', 'namespace', 'session_id', 'agent_id', 'turn_id', 'call_id', 'model', 'tool_name',
   'kind', 'label', 'read_only', 'meta_version', 'canonical_input', 'path', 'offset', 'limit', 'command',
   'description', 'cwd', 'directory', 'pattern', 'raw_input', 'status', 'error', 'duration_ms', 'images',
-  'via', 'mcp_server', 'mcp_tool', 'flags', 'input_bytes', 'output_bytes', 'source', 'ingested_at',
+  'via', 'mcp_server', 'mcp_tool', 'flags', 'redactions', 'input_bytes', 'output_bytes', 'source', 'ingested_at',
 ] as const satisfies readonly (keyof ToolCallRow)[];
 
 const DEAD_LETTER_COLUMNS = [
-  'dead_letter_id', 'raw_base64', 'raw_bytes', 'reason', 'detail', 'source', 'ingested_at',
+  'dead_letter_id', 'raw_base64', 'raw_bytes', 'reason', 'detail', 'source', 'ingested_at', 'redactions',
 ] as const satisfies readonly (keyof DeadLetterRow)[];
 
 const TOKEN_USAGE_COLUMNS = [
@@ -84,7 +84,7 @@ const BREACH_COLUMNS = [
 
 const MCP_EVENT_COLUMNS = [
   'event_id', 'ts', 'harness', 'session_id', 'agent_id', 'server', 'client_id', 'event_kind', 'transport', 'state',
-  'attempt', 'backoff_ms', 'error', 'mcp_initialized', 'tool_count', 'raw', 'source', 'ingested_at',
+  'attempt', 'backoff_ms', 'error', 'mcp_initialized', 'tool_count', 'raw', 'redactions', 'source', 'ingested_at',
 ] as const satisfies readonly (keyof McpEventRow)[];
 
 const MCP_SERVER_STATE_COLUMNS = [

@@ -327,6 +327,15 @@ export const MIGRATIONS: readonly Migration[] = [
       },
     ],
   },
+  {
+    version: 8,
+    description: 'redactions: secrets replaced in a stored row (tool_calls also flag it redacted)',
+    statements: [
+      `ALTER TABLE tool_calls ADD COLUMN IF NOT EXISTS redactions UInt32 DEFAULT 0 AFTER flags`,
+      `ALTER TABLE dead_letters ADD COLUMN IF NOT EXISTS redactions UInt32 DEFAULT 0`,
+      `ALTER TABLE mcp_events ADD COLUMN IF NOT EXISTS redactions UInt32 DEFAULT 0 AFTER raw`,
+    ],
+  },
 ];
 
 /** Tables a retention (--retention-days) applies to, with the time column it counts from. */

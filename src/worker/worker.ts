@@ -12,6 +12,7 @@
 // - A rebalance starts a new "generation": the buffered, uncommitted events of the previous one
 //   are dropped (the new owner of each partition reads them again from the last commit) and the
 //   batch writer, whose accounting state follows sessions, starts fresh.
+import { redactText } from '../redact/redact.ts';
 import { hostname } from 'node:os';
 import { nowClickHouseTime } from '../decode/event.ts';
 import {
@@ -194,7 +195,8 @@ export class StreamWorker {
   constructor(options: WorkerOptions) {
     this.config = options.config;
     this.sink = options.sink;
-    this.log = options.log;
+    // Log lines quote error messages, which may quote data: redacted as rows are.
+    this.log = (line) => options.log(this.config.limits.redact === false ? line : redactText(line).text);
     this.client =
       options.client ??
       createKafkaClient({ brokers: this.config.brokers, clientId: this.config.clientId, log: this.log });

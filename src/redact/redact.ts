@@ -1,0 +1,124 @@
+// Replaces secrets (REDACTION_RULES) with a marker that keeps the kind and a short hash,
+// [REDACTED:github_token:3f9a], and leaves every other byte as it was: JSON text stays valid JSON
+// with the same key order and the same numbers, bytes that are not UTF-8 stay the same bytes.
+import { createHash } from 'node:crypto';
+import { isIdentifierPath, isPlaceholderValue, isSecretName, REDACTION_RULES, type RedactionRule } from './rules.ts';
+
+export interface RedactedText {
+  /** The text with every secret replaced (the same string when nothing was). */
+  readonly text: string;
+  /** Secrets replaced. */
+  readonly count: number;
+}
+
+interface CompiledPass {
+  /** A cheap scan for what every rule of the pass starts with or contains; no hit, no secret. */
+  readonly prefilter: RegExp;
+  readonly regex: RegExp;
+  readonly rules: readonly { readonly rule: RedactionRule; readonly index: number }[];
+}
+
+/**
+ * One regular expression per pass, the rules as alternatives with their groups renamed per
+ * rule (r<i> the whole match, s<i> the secret, n<i> the name), so a line is scanned once per
+ * pass. The vendor shapes (case-sensitive) run first, then the name-based rules, which skip a
+ * value already redacted.
+ */
+function compilePass(rules: readonly { rule: RedactionRule; index: number }[], flags: string, prefilter: RegExp): CompiledPass {
+  const source = rules
+    .map(({ rule, index }) => `(?<r${index}>${rule.pattern.replace(/\(\?<([snq])>/g, `(?<$1${index}>`).replace(/\\k<q>/g, `\\k<q${index}>`)})`)
+    .join('|');
+  return { prefilter, regex: new RegExp(source, flags), rules };
+}
+
+/**
+ * Literals (a scan for fixed strings runs ~20x faster than the rules themselves): each vendor
+ * shape starts with one of them, each name-based rule needs one of the words or a URL.
+ */
+const PREFILTER_SHAPES = /-----BEGIN|sk-|xai-|AIza|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|gldt-|glptt-|glrt-|glcbt-|gloas-|glsoat-|glft-|glimt-|glagent-|glffct-|A3T|AKIA|ASIA|ABIA|ACCA|xox|xapp-|hooks\.slack\.com|eyJ/;
+const PREFILTER_NAMES = /secret|token|passw|passphrase|credential|key|bearer|authorization|:\/\//i;
+
+const indexed = REDACTION_RULES.map((rule, index) => ({ rule, index }));
+const PASSES: readonly CompiledPass[] = [
+  compilePass(indexed.filter((r) => !r.rule.caseInsensitive), 'g', PREFILTER_SHAPES),
+  compilePass(indexed.filter((r) => r.rule.caseInsensitive), 'gi', PREFILTER_NAMES),
+];
+
+/** The marker that replaces a secret: its kind and the first 4 hex digits of its SHA-256. */
+export function redactionMarker(kind: string, secret: string): string {
+  return `[REDACTED:${kind}:${createHash('sha256').update(secret, 'latin1').digest('hex').slice(0, 4)}]`;
+}
+
+function runPass(pass: CompiledPass, text: string): RedactedText {
+  if (!pass.prefilter.test(text)) return { text, count: 0 };
+  const regex = pass.regex;
+  regex.lastIndex = 0;
+  let out = '';
+  let copiedTo = 0;
+  let count = 0;
+  let m: RegExpExecArray | null;
+  while ((m = regex.exec(text)) !== null) {
+    const groups = m.groups as Record<string, string | undefined>;
+    const hit = pass.rules.find(({ index }) => groups[`r${index}`] !== undefined);
+    if (hit === undefined || m[0] === '') {
+      regex.lastIndex = m.index + 1;
+      continue;
+    }
+    const i = hit.index;
+    const secret = groups[`s${i}`] ?? m[0];
+    let kind = hit.rule.kind;
+    const name = groups[`n${i}`];
+    if (secret.startsWith('[REDACTED:') || (hit.rule.named && (name === undefined || !isSecretName(name) || isPlaceholderValue(secret) || isCode(hit.rule, secret, text, m.index + m[0].length)))) {
+      // Not a secret's name: look again from the next character (a token inside this match,
+      // `sort_key=ghp_…`, is still found).
+      regex.lastIndex = m.index + 1;
+      continue;
+    }
+    if (name !== undefined && /aws.?secret/i.test(name)) kind = 'aws_secret_key';
+    const secretStart = m.index + (groups[`s${i}`] === undefined ? 0 : m[0].lastIndexOf(secret));
+    out += text.slice(copiedTo, secretStart) + redactionMarker(kind, secret);
+    copiedTo = secretStart + secret.length;
+    regex.lastIndex = Math.max(copiedTo, m.index + 1);
+    count++;
+  }
+  if (count === 0) return { text, count };
+  return { text: out + text.slice(copiedTo), count };
+}
+
+/**
+ * An assignment that is code, not configuration: its value is followed by `(` or `.`
+ * (`token = Token.sign(`) or is a path of identifiers (`token = socket.assigns.token`).
+ */
+function isCode(rule: RedactionRule, value: string, text: string, end: number): boolean {
+  if (rule.kind !== 'secret_assignment') return false;
+  const c = text.charCodeAt(end);
+  return c === 40 /* ( */ || c === 46 /* . */ || isIdentifierPath(value);
+}
+
+/** Redacts every secret in a text (JSON or not). */
+export function redactText(text: string): RedactedText {
+  let t = text;
+  let count = 0;
+  for (const pass of PASSES) {
+    const r = runPass(pass, t);
+    t = r.text;
+    count += r.count;
+  }
+  return count === 0 ? { text, count } : { text: t, count };
+}
+
+/**
+ * Redacts raw bytes, valid UTF-8 or not: read as Latin-1 (one character per byte, so no byte is
+ * lost or changed), redacted (every rule matches ASCII only), written back as Latin-1.
+ */
+export function redactBytes(bytes: Uint8Array): { readonly bytes: Buffer; readonly count: number } {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const r = redactText(buffer.toString('latin1'));
+  return r.count === 0 ? { bytes: buffer, count: 0 } : { bytes: Buffer.from(r.text, 'latin1'), count: r.count };
+}
+
+/** Whether redaction is on for this process: on unless TOOLCANON_REDACT=0 (or false / off / no). */
+export function redactionFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = env['TOOLCANON_REDACT'];
+  return v === undefined || !/^(?:0|false|off|no)$/i.test(v.trim());
+}

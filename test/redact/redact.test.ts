@@ -1,0 +1,179 @@
+// Secret redaction (issue 10): every rule on a positive and the look-alikes it must leave alone;
+// JSON stays the same JSON but for the markers; bytes that are not UTF-8 stay the same bytes.
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { redactBytes, redactionFromEnv, redactionMarker, redactText } from '../../src/redact/redact.ts';
+import { isSecretName, REDACTION_RULES } from '../../src/redact/rules.ts';
+import { decodeEvent } from '../../src/decode/event.ts';
+
+const MARKER = /\[REDACTED:([a-z_0-9]+):[0-9a-f]{4}\]/g;
+const kinds = (text: string): string[] => [...redactText(text).text.matchAll(MARKER)].map((m) => m[1] as string);
+const x = (n: number, s = 'aB3dE5fG7h'): string => s.repeat(Math.ceil(n / s.length)).slice(0, n);
+
+/** One example per rule: the text, the kind it must be redacted as, and the secret that must go. */
+const POSITIVES: ReadonlyArray<{ kind: string; text: string; secret: string }> = [
+  { kind: 'private_key', text: '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----', secret: 'MIIEowIBAAKCAQEA' },
+  { kind: 'anthropic_key', text: `key sk-ant-api03-${x(93)}AA here`, secret: `sk-ant-api03-${x(93)}AA` },
+  { kind: 'openai_key', text: `OPENAI sk-proj-${x(60)} end`, secret: `sk-proj-${x(60)}` },
+  { kind: 'xai_key', text: `xai-${x(80)}`, secret: `xai-${x(80)}` },
+  { kind: 'google_api_key', text: `?key=AIza${x(35)}&q=1`, secret: `AIza${x(35)}` },
+  { kind: 'github_token', text: `token ghp_${x(36)}`, secret: `ghp_${x(36)}` },
+  { kind: 'github_token', text: `github_pat_${x(82, 'aB3_')}`, secret: `github_pat_${x(82, 'aB3_')}` },
+  { kind: 'gitlab_token', text: `glpat-${x(20)}`, secret: `glpat-${x(20)}` },
+  { kind: 'aws_access_key', text: 'id AKIAIOSFODNN7EXAMPLE.', secret: 'AKIAIOSFODNN7EXAMPLE' },
+  { kind: 'slack_token', text: 'xoxb-123456789012-1234567890123-abcdefghijABCDEFGHIJ1234', secret: 'xoxb-123456789012-1234567890123-abcdefghijABCDEFGHIJ1234' },
+  { kind: 'slack_webhook', text: 'https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX', secret: 'T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX' },
+  { kind: 'jwt', text: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U', secret: 'dozjgNryP4J3jVmNHl0w5N' },
+  { kind: 'auth_header', text: 'Authorization: Bearer abc.def-ghi', secret: 'abc.def-ghi' },
+  { kind: 'auth_header', text: 'proxy-authorization: basic dXNlcjpwYXNz', secret: 'dXNlcjpwYXNz' },
+  { kind: 'bearer_token', text: '"Bearer 0123456789abcdefghij"', secret: '0123456789abcdefghij' },
+  { kind: 'url_password', text: 'redis://default:p4ss-w0rd@cache:6379/0', secret: 'p4ss-w0rd' },
+  { kind: 'secret_assignment', text: 'DB_PASSWORD=hunter22 ./run', secret: 'hunter22' },
+  { kind: 'secret_assignment', text: "export API_KEY='abc-123-def'", secret: 'abc-123-def' },
+  { kind: 'aws_secret_key', text: 'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', secret: 'wJalrXUtnFEMI' },
+  { kind: 'secret_flag', text: 'cli --api-key abcdef123 --verbose', secret: 'abcdef123' },
+  { kind: 'secret_flag', text: 'psql --password=pw-secret-1', secret: 'pw-secret-1' },
+  { kind: 'secret_field', text: '{"clientSecret": "s3cr3t value"}', secret: 's3cr3t value' },
+];
+
+describe('redaction rules', () => {
+  it.each(POSITIVES)('redacts $kind: $text', ({ kind, text, secret }) => {
+    const r = redactText(text);
+    expect(r.count).toBeGreaterThan(0);
+    expect(r.text).not.toContain(secret);
+    expect(kinds(text)).toContain(kind);
+  });
+
+  it('has an example for every rule (a new rule is tested the day it is added)', () => {
+    const tested = new Set(POSITIVES.map((p) => p.kind));
+    for (const rule of REDACTION_RULES) expect(tested, rule.kind).toContain(rule.kind);
+  });
+
+  it.each([
+    'python train.py --max-tokens 4096 --tokenizer gpt2',
+    'ssh -i ~/.ssh/id --key-file ./k.pem',
+    'echo PWD=$PWD OLDPWD=/tmp sort_key=name primary_key=id',
+    'export GITHUB_TOKEN=$(gh auth token) TOKEN=${T} PASSWORD=%PASS%',
+    'curl -H "Authorization: Bearer $TOKEN" https://api.example.com',
+    'const csrfToken = document.querySelector("meta").content',
+    'token = socket.assigns.token',
+    'token = Phoenix.Token.sign(socket, "salt", id)',
+    'the bearer of bad news; basic authorization rules',
+    'https://example.com/path?x=1 and http://host:8080/a@b',
+    '{"input_tokens": 1234, "max_tokens": 4096, "password_policy": "strong"}',
+    'skills/sk-learn and git checkout -b ghp-branch and eyJ alone',
+  ])('leaves a look-alike alone: %s', (text) => {
+    expect(redactText(text)).toEqual({ text, count: 0 });
+  });
+
+  it('keeps the text before the secret (the header, NAME=) and after it', () => {
+    expect(redactText('A=1 DB_PASSWORD=hunter22 ./run').text).toBe(`A=1 DB_PASSWORD=${redactionMarker('secret_assignment', 'hunter22')} ./run`);
+    expect(redactText('-H "Authorization: Bearer abc.def"').text).toBe(`-H "Authorization: Bearer ${redactionMarker('auth_header', 'abc.def')}"`);
+  });
+
+  it('finds a token inside an assignment whose name is not a secret (sort_key=ghp_…)', () => {
+    expect(kinds(`sort_key=ghp_${x(36)}`)).toEqual(['github_token']);
+  });
+
+  it('names secrets by the last part of the name', () => {
+    for (const n of ['GITHUB_TOKEN', 'db_password', 'api-key', 'clientSecret', 'OPENAI_API_KEY', 'STRIPE_KEY', 'passphrase', 'aws_secret_access_key']) expect(isSecretName(n), n).toBe(true);
+    for (const n of ['max_tokens', 'tokenizer', 'key-file', 'sort_key', 'PWD', 'keyboard', 'token_count', 'monkey']) expect(isSecretName(n), n).toBe(false);
+  });
+
+  it('marks with the kind and the first 4 hex digits of the secret\'s SHA-256 (the same secret, the same marker)', () => {
+    expect(redactionMarker('jwt', 'abc')).toBe('[REDACTED:jwt:ba78]');
+    const a = redactText('DB_PASSWORD=hunter22 and DB_PASSWORD=hunter22').text.match(MARKER);
+    expect(a).toHaveLength(2);
+    expect(a?.[0]).toBe(a?.[1]);
+  });
+
+  it('is idempotent: redacting a redacted text changes nothing', () => {
+    for (const { text } of POSITIVES) {
+      const once = redactText(text).text;
+      expect(redactText(once)).toEqual({ text: once, count: 0 });
+    }
+  });
+});
+
+describe('what redaction keeps', () => {
+  it('keeps JSON text valid, its key order, escapes and big integers: only the secret changes', () => {
+    const line = `{"z":1,"command":"curl -H \\"Authorization: Bearer ${x(30)}\\" \\t\\\\ \\u00e9","a":123456789012345678901234567890,"pem":"-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEE\\n-----END EC PRIVATE KEY-----","after":"é"}`;
+    const r = redactText(line);
+    expect(r.count).toBe(2);
+    expect(() => JSON.parse(r.text) as unknown).not.toThrow();
+    expect(Object.keys(JSON.parse(r.text) as object)).toEqual(['z', 'command', 'a', 'pem', 'after']);
+    expect(r.text).toContain('"a":123456789012345678901234567890');
+    expect(r.text.replace(MARKER, '#')).toBe(line.replace(x(30), '#').replace(/-----BEGIN EC PRIVATE KEY-----.*-----END EC PRIVATE KEY-----/, '#'));
+  });
+
+  it('keeps JSON valid whatever surrounds a secret (property: random JSON strings around real shapes)', () => {
+    const secrets = POSITIVES.map((p) => p.text);
+    fc.assert(
+      fc.property(fc.string(), fc.constantFrom(...secrets), fc.string(), fc.string(), (before, secret, after, key) => {
+        const line = JSON.stringify({ [key]: `${before}${secret}${after}`, n: 1 });
+        const r = redactText(line);
+        const back = JSON.parse(r.text) as Record<string, unknown>;
+        expect(Object.keys(back)).toEqual(Object.keys(JSON.parse(line) as object));
+        expect(back['n']).toBe(1);
+      }),
+      { seed: 10, numRuns: 3_000 },
+    );
+  });
+
+  it('keeps bytes that are not UTF-8 as they are (Latin-1 in, Latin-1 out)', () => {
+    const raw = Buffer.concat([Buffer.from([0xff, 0xc3, 0x28]), Buffer.from(` token ghp_${x(36)} `), Buffer.from([0xe2, 0x82]), Buffer.from('é')]);
+    const r = redactBytes(raw);
+    expect(r.count).toBe(1);
+    const marker = Buffer.from(redactionMarker('github_token', `ghp_${x(36)}`));
+    expect(Buffer.compare(r.bytes, Buffer.concat([Buffer.from([0xff, 0xc3, 0x28]), Buffer.from(' token '), marker, Buffer.from(' '), Buffer.from([0xe2, 0x82]), Buffer.from('é')]))).toBe(0);
+  });
+
+  it('keeps injection payloads byte-equal (quotes, backslashes, tabs, newlines, SQL)', () => {
+    const payloads = ["'); DROP TABLE tool_calls; --", 'a\\b\\\\c', 'tab\there\nnew "quoted" \'single\'', '\u0000\u0001 NUL', '${jndi:ldap://x}'];
+    for (const p of payloads) {
+      const line = JSON.stringify({ schema: 'toolcanon.event/v1', type: 'tool_call', ts: '2026-12-03T10:00:00.000Z', harness: 'claude_code', session_id: 's', turn_id: 't', call_id: `c-${p.length}`, model: 'm', tool: 'Bash', input: { command: p }, status: 'ok' });
+      const o = decodeEvent(Buffer.from(line), 'x:1', '1970-01-01 00:00:00.000');
+      expect(o.kind).toBe('row');
+      if (o.kind !== 'row') continue;
+      expect(o.row.command).toBe(p);
+      expect(o.row.redactions).toBe(0);
+      expect(o.row.raw_input).toBe(JSON.stringify({ command: p }));
+    }
+  });
+});
+
+describe('redaction in the decoder', () => {
+  const secret = `ghp_${x(36)}`;
+  const line = JSON.stringify({ schema: 'toolcanon.event/v1', type: 'tool_call', ts: '2026-12-03T10:00:00.000Z', harness: 'claude_code', session_id: 's', turn_id: 't', call_id: 'c1', model: 'm', tool: 'Bash', input: { command: `GH_TOKEN=${secret} gh pr list` }, status: 'error', error: `bad credentials ${secret}`, output: `echo ${secret}` });
+
+  it('redacts the stored texts, flags the row and counts the secrets; sizes and estimates are of the call as received', () => {
+    const on = decodeEvent(Buffer.from(line), 'x:1', '1970-01-01 00:00:00.000');
+    const off = decodeEvent(Buffer.from(line), 'x:1', '1970-01-01 00:00:00.000', { maxEventBytes: 1 << 22, maxDepth: 128, redact: false });
+    if (on.kind !== 'row' || off.kind !== 'row') throw new Error('expected rows');
+    expect(JSON.stringify(on.row)).not.toContain(secret);
+    expect(on.row.flags).toContain('redacted');
+    expect(on.row.redactions).toBe(2);
+    expect(on.row.command).toMatch(/^GH_TOKEN=\[REDACTED:github_token:[0-9a-f]{4}\] gh pr list$/);
+    expect(on.row.input_bytes).toBe(off.row.input_bytes);
+    expect(on.row.output_bytes).toBe(off.row.output_bytes);
+    expect(on.outputClass).toBe(off.outputClass);
+    expect(on.row.event_id).toBe(off.row.event_id);
+    expect(off.row.command).toBe(`GH_TOKEN=${secret} gh pr list`);
+    expect(off.row.flags).not.toContain('redacted');
+  });
+
+  it('redacts dead letters: the bytes and the detail', () => {
+    const broken = `${line.slice(0, -20)} ${secret}`;
+    const o = decodeEvent(Buffer.from(broken), 'x:1', '1970-01-01 00:00:00.000');
+    if (o.kind !== 'dead') throw new Error('expected a dead letter');
+    expect(Buffer.from(o.dead.raw_base64, 'base64').toString()).not.toContain(secret);
+    expect(o.dead.detail).not.toContain(secret);
+    expect(o.dead.redactions).toBeGreaterThanOrEqual(2);
+  });
+
+  it('is on unless TOOLCANON_REDACT says 0, false, off or no', () => {
+    expect(redactionFromEnv({})).toBe(true);
+    expect(redactionFromEnv({ TOOLCANON_REDACT: '1' })).toBe(true);
+    for (const v of ['0', 'false', 'OFF', 'no']) expect(redactionFromEnv({ TOOLCANON_REDACT: v })).toBe(false);
+  });
+});

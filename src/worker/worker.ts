@@ -12,7 +12,7 @@
 // - A rebalance starts a new "generation": the buffered, uncommitted events of the previous one
 //   are dropped (the new owner of each partition reads them again from the last commit) and the
 //   batch writer, whose accounting state follows sessions, starts fresh.
-import { redactText } from '../redact/redact.ts';
+import { redactBytes, redactText } from '../redact/redact.ts';
 import { hostname } from 'node:os';
 import { nowClickHouseTime } from '../decode/event.ts';
 import {
@@ -565,7 +565,9 @@ export class StreamWorker {
         const origin = parseRecordSource(source);
         const original = bySource.get(source);
         if (origin === undefined || original === undefined) continue;
-        gen.dlqPending.push(toDlqRecord(original, dead, origin));
+        // The record as received, but for the secrets its stored dead letter had redacted.
+        const value = dead.redactions > 0 && original.value !== null ? redactBytes(original.value).bytes : original.value;
+        gen.dlqPending.push(toDlqRecord({ key: original.key, value }, dead, origin));
         this.telemetry.deadLettered(dead.reason);
       }
       gen.deadLetters.clear();

@@ -51,6 +51,8 @@ export interface PipelineCounts {
   mcpServerStateRows: number;
   /** Tool calls that are discovery events (searches, not-in-active-set refusals, MCP calls). */
   discoveryEvents: number;
+  /** Secrets replaced by redaction markers in what was written (rows, dead letters, MCP events). */
+  secretsRedacted: number;
   blankLines: number;
   bytesRead: number;
 }
@@ -72,6 +74,7 @@ export function emptyCounts(): PipelineCounts {
     mcpToolRegistrations: 0,
     mcpServerStateRows: 0,
     discoveryEvents: 0,
+    secretsRedacted: 0,
     blankLines: 0,
     bytesRead: 0,
   };
@@ -108,6 +111,8 @@ interface BatchBuffer {
   readonly toolCalls: TsvWriter;
   /** Flags of the encoded tool-call rows, counted once the sink acknowledged them. */
   readonly flags: Map<RowFlag, number>;
+  /** Secrets redacted in the encoded tool-call rows. */
+  redactions: number;
 }
 
 /**
@@ -115,7 +120,7 @@ interface BatchBuffer {
  * counted, not stored): sized for that, a full batch's buffer grows once at most.
  */
 function emptyBuffer(maxBatchBytes: number): BatchBuffer {
-  return { outcomes: [], toolCalls: new TsvWriter(Math.min(Math.max(maxBatchBytes >>> 1, 64 * 1024), 16 * 1024 * 1024)), flags: new Map() };
+  return { outcomes: [], toolCalls: new TsvWriter(Math.min(Math.max(maxBatchBytes >>> 1, 64 * 1024), 16 * 1024 * 1024)), flags: new Map(), redactions: 0 };
 }
 
 /** A batch with its derived rows computed, ready to be written (and rewritten on retry). */
@@ -186,6 +191,7 @@ export class BatchWriter {
       const r = o.row;
       b.toolCalls.row(r, TOOL_CALL_COLUMNS);
       for (const f of r.flags) b.flags.set(f, (b.flags.get(f) ?? 0) + 1);
+      b.redactions += r.redactions;
       b.outcomes.push({
         kind: 'row',
         outputClass: o.outputClass,
@@ -375,6 +381,9 @@ export class BatchWriter {
     c.breaches += b.breaches.length;
     for (const d of b.deadLetters) c.deadLettersByReason[d.reason] = (c.deadLettersByReason[d.reason] ?? 0) + 1;
     for (const [f, n] of sealed.buffer.flags) c.flaggedRows[f] = (c.flaggedRows[f] ?? 0) + n;
+    c.secretsRedacted += sealed.buffer.redactions;
+    for (const d of b.deadLetters) c.secretsRedacted += d.redactions;
+    for (const e of b.mcpEvents) c.secretsRedacted += e.redactions;
   }
 
   /** Writes everything buffered; resolves when the sink acknowledged all of it. */

@@ -209,6 +209,7 @@ function summaryRows(s: WorkerSummary): Row[] {
   for (const [reason, n] of Object.entries(c.deadLettersByReason)) rows.push({ metric: `dead_letters.${reason}`, value: n });
   rows.push(
     { metric: 'duplicates_skipped', value: c.duplicatesSkipped },
+    { metric: 'secrets_redacted', value: c.secretsRedacted },
     { metric: 'contexts_evicted', value: c.contextsEvicted },
     { metric: 'dlq_published', value: s.stats.dlqPublished },
     { metric: 'events_committed', value: s.stats.eventsCommitted },

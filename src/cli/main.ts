@@ -203,6 +203,7 @@ function summaryRows(counts: PipelineCounts, elapsedMs: number): Row[] {
     { metric: 'estimates_written', value: counts.estimateRows },
     { metric: 'threshold_breaches', value: counts.breaches },
     { metric: 'duplicates_skipped', value: counts.duplicatesSkipped },
+    { metric: 'secrets_redacted', value: counts.secretsRedacted },
     { metric: 'mcp_tool_registrations', value: counts.mcpToolRegistrations },
     { metric: 'mcp_server_state_rows', value: counts.mcpServerStateRows },
     { metric: 'discovery_events', value: counts.discoveryEvents },

@@ -65,6 +65,8 @@ describe('replay with redaction (the default)', () => {
     expect(counts.eventsRead).toBe(INPUT.split('\n').filter((l) => l.trim() !== '').length);
     expect(counts.rowsWritten + counts.deadLetters).toBe(counts.eventsRead);
     expect(counts.deadLetters).toBe(1);
+    // 23 in the calls, 1 in the MCP status error, 1 in the broken line.
+    expect(counts.secretsRedacted).toBe(25);
   });
 
   it('flags the redacted rows and counts their secrets; the look-alikes and the injection payloads stay byte-equal', async () => {

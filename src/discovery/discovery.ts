@@ -34,6 +34,10 @@ const QUALIFIED_IN_TEXT = /(?:^|[^A-Za-z0-9_-])((?:mcp__)?[A-Za-z0-9][A-Za-z0-9-
 
 /** The discovery observation of one tool call, or undefined when it says nothing about discovery. */
 export function observeDiscovery(c: DiscoveryInput): DiscoveryObservation | undefined {
+  // Most calls say nothing about discovery: decide that before building anything.
+  const search = isSearchMetaTool(c.harness, c.tool);
+  const refusalText = search ? undefined : refusalOf(c);
+  if (!search && refusalText === undefined && !(c.namespace === 'mcp' && c.mcpServer !== '' && c.mcpTool !== '')) return undefined;
   const base = {
     event_id: c.event_id,
     ts: c.ts,
@@ -48,7 +52,7 @@ export function observeDiscovery(c: DiscoveryInput): DiscoveryObservation | unde
     ingested_at: c.ingestedAt,
   };
   const none = { query: '', result_tools: [] as string[], reported_budget_exhausted: false, refused_tool: '', recovery_query: '', called_tool: '' };
-  if (isSearchMetaTool(c.harness, c.tool)) {
+  if (search) {
     const reported = (c.output?.includes(BUDGET) ?? false) || (c.error?.includes(BUDGET) ?? false);
     return {
       ...base,
@@ -59,7 +63,6 @@ export function observeDiscovery(c: DiscoveryInput): DiscoveryObservation | unde
       reported_budget_exhausted: reported,
     };
   }
-  const refusalText = refusalOf(c);
   if (refusalText !== undefined) {
     const m = REFUSAL.exec(refusalText);
     return { ...base, ...none, discovery_kind: 'refusal', refused_tool: m?.[1] ?? '', recovery_query: RECOVERY.exec(refusalText)?.[1] ?? '' };

@@ -21,7 +21,6 @@ import {
   DRIFT_REPORT_SQL,
   TOOL_REPORT_GROUPINGS,
   toolsReportSql,
-  USAGE_REPORT_SQL,
   type ToolReportGrouping,
 } from './reports.ts';
 import { IMPORTER_IDS } from '../importers/types.ts';
@@ -39,7 +38,12 @@ Commands:
   validate <paths…|->        Check events without writing; one line per bad event; exit 1 if any
   report tools [--by tool|namespace|kind]
                              Calls per namespace / kind / tool, errors, read-only share
-  report usage               Observed tokens per harness / model / day, by kind, beside estimates
+  report usage [--by session|day|model]
+                             Observed tokens per harness / model / day (or per session, day, model),
+                             by kind, beside estimates, with cost_usd from the price table
+  report html [--out FILE] [--since DAY] [--until DAY] [--harness H]
+                             One self-contained HTML page with charts: tokens and cost per day, tool
+                             calls, MCP servers, context per session, drift, a sortable sessions table
   report breaches            Sessions that crossed the context threshold: when, at what %
   report drift               Estimated (bytes/4) vs observed tokens per harness / model / content class
   report dead-letters        Dead letters per reason, with an example source
@@ -63,6 +67,8 @@ Options:
   --threshold-pct N          Context threshold for breaches, percent (default 85)
   --headroom-tokens N        Headroom: moves the trigger earlier by N tokens (default 0)
   --models FILE              JSON { "model": contextWindowTokens } laid over the shipped table
+  --prices FILE              JSON { "model": { input, cache_read, cache_write, output, … } } in USD per
+                             million tokens, laid over the shipped price table (report usage / html)
   --max-event-bytes N        Largest accepted event (default ${DEFAULT_LIMITS.maxEventBytes})
   --max-depth N              Deepest accepted JSON nesting (default ${DEFAULT_LIMITS.maxDepth})
   --retention-days N         Keep N days of event time in every table (ClickHouse TTL; 0 removes it;
@@ -125,21 +131,31 @@ flagged events as warnings. Exits 1 if any event is invalid.
 
 Example:
   toolcanon validate fixtures/bad/`,
-  report: `Usage: toolcanon report <tools|usage|breaches|drift|mcp|discovery|dead-letters> [options]
+  report: `Usage: toolcanon report <tools|usage|breaches|drift|mcp|discovery|dead-letters|html> [options]
 
   tools [--by tool|namespace|kind]   calls, errors, read-only share, use_tool, flagged, bytes
-  usage                              observed tokens per harness / model / day, beside estimates
+  usage [--by session|day|model]     observed tokens per harness / model / day (or per session, day,
+                                     model), beside estimates, with cost_usd (null and cost_flags
+                                     when a model has no price: never counted as zero)
   breaches                           sessions that crossed the context threshold
   drift                              estimate (bytes/4) vs observed per content class
   mcp                                MCP server health, restarts, tools by visibility
   discovery [--by model|tool]        tool search, budget, not-in-active-set recoveries
   dead-letters                       dead letters per reason, with an example source
+  html                               one self-contained HTML page of all of the above, with charts
 
 Options:
 ${SINK_FLAGS}
+  --prices FILE              JSON { "model": { input, cache_read, cache_write, output, reasoning? } },
+                             USD per million tokens, laid over the shipped price table
+  --out FILE                 html: where to write the page (default toolcanon-report.html)
+  --since DAY, --until DAY   html: first and last day included, YYYY-MM-DD (UTC)
+  --harness H                html: one harness only
 
 Example:
-  toolcanon report tools --by namespace --format csv`,
+  toolcanon report tools --by namespace --format csv
+  toolcanon report usage --by model --format json
+  toolcanon report html --since 2026-12-01 --out week.html`,
   query: `Usage: toolcanon query "<SQL>" [options]
 
 Runs one SQL statement against the analytics tables and prints its rows. 64-bit integers are
@@ -173,6 +189,11 @@ const OPTIONS = {
   'retention-days': { type: 'string' },
   'allow-dead-letters': { type: 'boolean', default: false },
   verbose: { type: 'boolean', default: false },
+  prices: { type: 'string' },
+  out: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  harness: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -421,8 +442,35 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         io.out(renderRows(rows, format));
         return 0;
       }
-      const sql = { 'dead-letters': DEAD_LETTERS_REPORT_SQL, usage: USAGE_REPORT_SQL, breaches: BREACHES_REPORT_SQL, drift: DRIFT_REPORT_SQL, mcp: MCP_REPORT_SQL }[what ?? ''];
-      if (sql === undefined) throw new UsageError(`unknown report ${JSON.stringify(what ?? '')}: expected tools, usage, breaches, drift, mcp, discovery or dead-letters`);
+      if (what === 'usage' || what === 'html') {
+        // Cost needs the price table; both load their modules only when asked for.
+        const { PriceTable } = await import('../cost/prices.ts');
+        const { USAGE_GROUPINGS, usageReportRows } = await import('../report/usage.ts');
+        const prices = PriceTable.withOverrides(values.prices);
+        if (what === 'usage') {
+          const by = values.by;
+          if (by !== undefined && !(USAGE_GROUPINGS as readonly string[]).includes(by)) throw new UsageError(`--by must be one of ${USAGE_GROUPINGS.join(', ')} for report usage`);
+          const rows = await withSink(values, (sink) => usageReportRows(sink, (by ?? 'harness_model_day') as Parameters<typeof usageReportRows>[1], prices));
+          io.out(renderRows(rows, format));
+          return 0;
+        }
+        const { parseDay, parseHarness } = await import('../report/scope.ts');
+        const { buildHtmlReport } = await import('../report/html.ts');
+        const scope = {
+          since: values.since === undefined ? undefined : parseDay(values.since, '--since'),
+          until: values.until === undefined ? undefined : parseDay(values.until, '--until'),
+          harness: values.harness === undefined ? undefined : parseHarness(values.harness),
+        };
+        if (scope.since !== undefined && scope.until !== undefined && scope.since > scope.until) throw new UsageError(`--since ${scope.since} is after --until ${scope.until}`);
+        const out = values.out ?? 'toolcanon-report.html';
+        const html = await withSink(values, (sink) => buildHtmlReport(sink, { prices, scope, source: sink.description }));
+        const { writeFileSync } = await import('node:fs');
+        writeFileSync(out, html);
+        io.out(`Wrote ${out} (${Math.round(Buffer.byteLength(html) / 1024)} KiB): open it in a browser; it needs no network`);
+        return 0;
+      }
+      const sql = { 'dead-letters': DEAD_LETTERS_REPORT_SQL, breaches: BREACHES_REPORT_SQL, drift: DRIFT_REPORT_SQL, mcp: MCP_REPORT_SQL }[what ?? ''];
+      if (sql === undefined) throw new UsageError(`unknown report ${JSON.stringify(what ?? '')}: expected tools, usage, breaches, drift, mcp, discovery, dead-letters or html`);
       const rows = await withSink(values, (sink) => sink.queryDisplayRows(sql));
       io.out(renderRows(rows, format));
       return 0;

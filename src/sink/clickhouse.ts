@@ -121,6 +121,18 @@ const columnListsComplete: [
 ] = [true, true, true, true, true];
 void columnListsComplete;
 
+/** The columns each insert names, per table (a test checks them against the DDL and the rows). */
+export const INSERT_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  tool_calls: TOOL_CALL_COLUMNS,
+  dead_letters: DEAD_LETTER_COLUMNS,
+  token_usage: TOKEN_USAGE_COLUMNS,
+  threshold_breaches: BREACH_COLUMNS,
+  mcp_events: MCP_EVENT_COLUMNS,
+  mcp_server_state: MCP_SERVER_STATE_COLUMNS,
+  mcp_tool_registrations: MCP_TOOL_REGISTRATION_COLUMNS,
+  discovery_events: DISCOVERY_EVENT_COLUMNS,
+};
+
 /** One server's lifecycle: the events of a server in a session (and agent). */
 export interface ServerToDerive {
   readonly sessionId: string;

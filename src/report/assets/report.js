@@ -120,8 +120,9 @@
       detail.appendChild(document.createTextNode(' ' + k[1]));
     });
     tokenList.textContent = fmtCompact(total);
-    detail.appendChild(document.createTextNode(', as each harness reports them'));
-    box.appendChild(metric('Tokens', tokenList, detail));
+    var tokensCard = metric('Tokens', tokenList, detail);
+    tokensCard.title = 'The kinds as each harness reports them (Codex input includes its cache reads); the total counts each token once.';
+    box.appendChild(tokensCard);
     var cost = h.cost_usd === null
       ? el('div', { className: 'value unknown' }, figure('cost_usd', null, num(h.cost_known_usd) > 0 ? '≥ ' + fmtUsd(h.cost_known_usd) : 'unknown'))
       : el('div', { className: 'value' }, figure('cost_usd', h.cost_usd, fmtUsd(h.cost_usd)));

@@ -22,6 +22,7 @@ export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
   lsp: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'capability module of Grok Build: as grok_build' },
   skills: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'capability module of Grok Build: as grok_build' },
   mcp: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'OTel GenAI convention: gen_ai.usage.input_tokens includes cached tokens' },
+  gemini_cli: { inputIncludesCache: true, outputIncludesReasoning: false, note: 'Gemini usageMetadata: promptTokenCount includes cachedContentTokenCount; thoughtsTokenCount is apart from candidatesTokenCount' },
 };
 
 export interface ObservedFigures {

@@ -46,6 +46,7 @@ export const TOOL_NAMESPACES = [
   'skills',
   'mcp',
   'claude_code',
+  'gemini_cli',
 ] as const;
 export type ToolNamespace = (typeof TOOL_NAMESPACES)[number];
 

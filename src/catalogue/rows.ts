@@ -245,6 +245,48 @@ export const CATALOGUE = [
   { ns: 'claude_code', name: 'ReadMcpResourceTool', kind: 'read', label: 'Read MCP resource', readOnly: true,
     input: null, large: [], specific: ['server', 'uri'] },
 
+  // ---------------------------------------------------------------- gemini_cli (google-gemini/gemini-cli tools/definitions)
+  // Parameter names from base-declarations.ts and the default-legacy tool set; the older names
+  // (absolute_path, path, directory, search_file_content) are those of builds before mid-2025.
+  { ns: 'gemini_cli', name: 'read_file', kind: 'read', label: 'Read file', readOnly: true,
+    input: { path: ['file_path', 'absolute_path'], offset: ['start_line', 'offset'], limit: ['limit'] }, large: [], specific: ['end_line'],
+    note: 'start_line is 1-based; the older offset was a 0-based line; end_line is a line, not a count' },
+  { ns: 'gemini_cli', name: 'write_file', kind: 'edit', label: 'Write file', readOnly: false,
+    input: { path: ['file_path'] }, large: ['content'], specific: [] },
+  { ns: 'gemini_cli', name: 'replace', kind: 'edit', label: 'Edit file', readOnly: false,
+    input: { path: ['file_path'] }, large: ['old_string', 'new_string'], specific: ['instruction', 'allow_multiple', 'expected_replacements'] },
+  { ns: 'gemini_cli', name: 'run_shell_command', kind: 'execute', label: 'Run command', readOnly: false,
+    input: { command: ['command'], description: ['description'], cwd: ['dir_path', 'directory'] }, large: [], specific: ['is_background', 'additional_permissions'] },
+  { ns: 'gemini_cli', name: 'glob', kind: 'search', label: 'Find files', readOnly: true,
+    input: { pattern: ['pattern'], path: ['dir_path', 'path'] }, large: [], specific: ['case_sensitive', 'respect_git_ignore', 'respect_gemini_ignore'] },
+  { ns: 'gemini_cli', name: 'grep_search', kind: 'search', label: 'Search file contents', readOnly: true,
+    input: { pattern: ['pattern'], path: ['dir_path', 'path'], limit: ['total_max_matches'] }, large: [],
+    specific: ['include_pattern', 'exclude_pattern', 'names_only', 'max_matches_per_file', 'case_sensitive', 'fixed_strings', 'context', 'after', 'before', 'no_ignore'] },
+  { ns: 'gemini_cli', name: 'search_file_content', kind: 'search', label: 'Search file contents', readOnly: true,
+    input: { pattern: ['pattern'], path: ['path', 'dir_path'] }, large: [], specific: ['include'], note: 'the name of grep_search before it was renamed' },
+  { ns: 'gemini_cli', name: 'list_directory', kind: 'read', label: 'List directory', readOnly: true,
+    input: { directory: ['dir_path', 'path'] }, large: [], specific: ['ignore', 'file_filtering_options'] },
+  { ns: 'gemini_cli', name: 'read_many_files', kind: 'read', label: 'Read files', readOnly: true,
+    input: null, large: [], specific: ['include', 'exclude', 'recursive', 'useDefaultExcludes', 'paths', 'file_filtering_options'] },
+  { ns: 'gemini_cli', name: 'google_web_search', kind: 'search', label: 'Web search', readOnly: true,
+    input: { pattern: ['query'] }, large: [], specific: [] },
+  { ns: 'gemini_cli', name: 'web_fetch', kind: 'fetch', label: 'Fetch URL', readOnly: true,
+    input: null, large: ['prompt'], specific: [], note: 'the URLs are inside the prompt text' },
+  { ns: 'gemini_cli', name: 'save_memory', kind: 'edit', label: 'Save memory', readOnly: false,
+    input: null, large: ['fact'], specific: ['scope'], note: 'appends to a GEMINI.md memory file' },
+  { ns: 'gemini_cli', name: 'write_todos', kind: 'think', label: 'Update todo list', readOnly: true,
+    input: null, large: ['todos'], specific: [] },
+  { ns: 'gemini_cli', name: 'activate_skill', kind: 'read', label: 'Load skill', readOnly: true,
+    input: null, large: [], specific: ['name'] },
+  { ns: 'gemini_cli', name: 'get_internal_docs', kind: 'read', label: 'Read Gemini CLI docs', readOnly: true,
+    input: { path: ['path'] }, large: [], specific: [] },
+  { ns: 'gemini_cli', name: 'ask_user', kind: 'other', label: 'Ask the user', readOnly: true,
+    input: null, large: ['questions'], specific: [] },
+  { ns: 'gemini_cli', name: 'enter_plan_mode', kind: 'switch_mode', label: 'Enter plan mode', readOnly: true,
+    input: null, large: [], specific: ['reason'] },
+  { ns: 'gemini_cli', name: 'exit_plan_mode', kind: 'switch_mode', label: 'Exit plan mode', readOnly: true,
+    input: null, large: [], specific: ['plan_filename'] },
+
   // ---------------------------------------------------------------- MCP meta-tools (any harness)
   // MCP tools are reachable through these two stable entry points (SPEC §1). A use_tool call is
   // attributed to the tool it names; its projection comes from tool_input.

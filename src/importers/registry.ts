@@ -16,6 +16,8 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./otlp/index.ts')).otlpImporter;
     case 'acp':
       return async () => (await import('./acp/index.ts')).acpImporter;
+    case 'gemini-cli':
+      return async () => (await import('./gemini-cli/index.ts')).geminiCliImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

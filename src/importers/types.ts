@@ -3,7 +3,7 @@
 // writes into toolcanon envelope events that the pipeline validates, projects and accounts.
 
 /** The closed list of importers; adding one is a compile error until every switch handles it. */
-export const IMPORTER_IDS = ['claude-code', 'codex', 'opencode', 'otlp', 'acp'] as const;
+export const IMPORTER_IDS = ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli'] as const;
 export type ImporterId = (typeof IMPORTER_IDS)[number];
 
 export interface ImportedEvent {

@@ -124,6 +124,22 @@ function contractCase(id: ImporterId): ContractCase {
         eventsInBound: true,
       };
     }
+    case 'gemini-cli': {
+      const own = join(FIXTURES, 'fixtures-gemini-cli', 'tmp', 'a3f1c9e07b52d4186e0f9c2b7d31a5e8f4c6b0d29e7a1f3c5b8d0e2a4c6f8b1d', 'chats');
+      const main = join(own, 'session-2026-04-29T21-39-7c1e4a2b.jsonl');
+      const samples = corpusOrSkip('samples/gemini_cli', suite);
+      return {
+        pool: [...linesOf(main), ...linesOf(join(own, '7c1e4a2b-9d3f-4e8a-b5c6-0f1d2e3a4b5c', 'e2b7d0c4-1a9f-4c3e-8b6d-5f0a1e2c3d4b.jsonl')), ...(samples ? jsonlFilesIn(samples).flatMap(linesOf) : [])],
+        cleanFile: main,
+        fileName: 'session-2026-04-29T21-39-7c1e4a2b.jsonl',
+        oneRecordPerLine: true,
+        // A message line yields a usage and several calls, and a message written again carries
+        // the same ones: only the per-line counters are bounded (gemini_without_tokens is per
+        // message, output_truncated beside its event).
+        perRecordCounter: (key) => key !== 'gemini_without_tokens' && key !== 'output_truncated',
+        eventsInBound: false,
+      };
+    }
     default: {
       const unhandled: never = id;
       throw new Error(`No contract case for ${String(unhandled)}`);

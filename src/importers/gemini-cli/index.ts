@@ -1,0 +1,14 @@
+// The Gemini CLI importer: chat recordings (`~/.gemini/tmp/<project>/chats/*.json[l]`) to
+// tool_call and usage events. The raw format and its traps are described in README.md beside
+// this file.
+import type { Importer, ParsedFile } from '../types.ts';
+import { parseGeminiFile } from './parser.ts';
+import { defaultGeminiPaths, listGeminiFiles } from './paths.ts';
+
+export const geminiCliImporter: Importer = {
+  id: 'gemini-cli',
+  description: 'Gemini CLI chat recordings ($GEMINI_CLI_HOME/.gemini/tmp or ~/.gemini/tmp, */chats/*.json[l]): tool calls and API usage',
+  defaultPaths: () => defaultGeminiPaths(),
+  listFiles: (paths) => listGeminiFiles(paths),
+  parseFile: (path: string, data: Buffer): ParsedFile => parseGeminiFile(path, data),
+};

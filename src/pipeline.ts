@@ -365,8 +365,12 @@ export class BatchWriter {
     await this.sink.writeDeadLetters(b.deadLetters);
     this.hooks.onDeadLettersWritten?.(b.deadLetters);
     await this.sink.writeToolCallsTsv(sealed.buffer.toolCalls.bytes());
-    await this.sink.writeTokenUsage(b.tokenUsage);
+    // Breaches before token_usage: a token_usage row marks its event applied, so a process
+    // killed between the two inserts must not leave an applied event whose breach was never
+    // written (a rerun skips applied events); written first, a rerun writes the same breach
+    // (same id) again, stored once.
     await this.sink.writeBreaches(b.breaches);
+    await this.sink.writeTokenUsage(b.tokenUsage);
     await this.sink.writeMcpEvents(b.mcpEvents);
     await this.sink.writeMcpToolRegistrations(b.registrations);
     await this.writeDerived(b);

@@ -3,6 +3,9 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_LIMITS } from '../decode/event.ts';
 import { createKafkaClient, type KafkaAdmin, type StreamProducer } from '../kafka/client.ts';
 import { publishPaths } from '../kafka/publish.ts';
+import { brokerListHasCredentials, kafkaSecurityFromEnv } from '../kafka/security.ts';
+import { ConfigError } from '../config/secrets.ts';
+import { SinkError } from '../sink/errors.ts';
 import { redactionFromEnv } from '../redact/redact.ts';
 import { ClickHouseSink, type SinkTarget } from '../sink/clickhouse.ts';
 import { backoffDelayMs, sleep } from '../worker/backoff.ts';
@@ -12,7 +15,7 @@ import { defaultClientId, StreamWorker, type WorkerSummary } from '../worker/wor
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { accountingConfig } from './accounting-flags.ts';
 import { UsageError, type Io } from './io.ts';
-import { retentionDays } from './sink-flags.ts';
+import { checkClickHouseUrl, retentionDays } from './sink-flags.ts';
 
 const D = WORKER_DEFAULTS;
 
@@ -23,7 +26,8 @@ Consumes toolcanon events from a Kafka topic in a consumer group and writes them
 has acknowledged everything before them. Stops cleanly on SIGTERM/SIGINT.
 
 Options:
-  --brokers LIST                   Bootstrap brokers (or $TOOLCANON_KAFKA_BROKERS)
+  --brokers LIST                   Bootstrap brokers (or $TOOLCANON_KAFKA_BROKERS); SASL and TLS from
+                                   $TOOLCANON_KAFKA_SASL_* and $TOOLCANON_KAFKA_SSL* (see README), never here
   --topic TOPIC                    Topic to consume
   --group GROUP                    Consumer group (default ${D.groupId})
   --dlq-topic TOPIC                Dead-letter topic (default <topic>.dlq)
@@ -62,7 +66,8 @@ larger than the topic's max.message.bytes goes to the dead-letter topic as overs
 file:line; its bytes cut to what that topic takes, if they must be), and the run still exits 0.
 
 Options:
-  --brokers LIST                   Bootstrap brokers (or $TOOLCANON_KAFKA_BROKERS)
+  --brokers LIST                   Bootstrap brokers (or $TOOLCANON_KAFKA_BROKERS); SASL and TLS from
+                                   $TOOLCANON_KAFKA_SASL_* and $TOOLCANON_KAFKA_SSL* (see README), never here
   --topic TOPIC                    Topic to publish to
   --dlq-topic TOPIC                Dead-letter topic for lines the topic cannot take (default <topic>.dlq)
   --partitions N                   Partitions when the topic has to be created (default 6)
@@ -140,6 +145,13 @@ function format(value: string): OutputFormat {
 }
 
 function brokersFrom(value: string | undefined, command: string): string[] {
+  const from = value !== undefined ? '--brokers' : '$TOOLCANON_KAFKA_BROKERS';
+  if (brokerListHasCredentials(value ?? process.env['TOOLCANON_KAFKA_BROKERS'] ?? '')) {
+    // Not repeated: it holds a user and password, and argv is visible to every user of the machine.
+    throw new UsageError(
+      `${from} must be host:port[,host:port…] without a user or password: set $TOOLCANON_KAFKA_SASL_MECHANISM, $TOOLCANON_KAFKA_SASL_USERNAME and $TOOLCANON_KAFKA_SASL_PASSWORD (or $TOOLCANON_KAFKA_SASL_PASSWORD_FILE) instead`,
+    );
+  }
   const list = (value ?? process.env['TOOLCANON_KAFKA_BROKERS'] ?? '')
     .split(',')
     .map((b) => b.trim())
@@ -161,6 +173,8 @@ export function parseConsumeArgs(args: readonly string[]): { config: WorkerConfi
   if (values.help) return { config: undefined as unknown as WorkerConfig, db: undefined, clickhouse: undefined, format: 'table', help: true };
   if (positionals.length) throw new UsageError(`consume takes no positional arguments, got ${JSON.stringify(positionals[0])}`);
   const topic = topicFrom(values.topic, 'consume');
+  if (values.clickhouse !== undefined) checkClickHouseUrl(values.clickhouse, '--clickhouse');
+  const security = kafkaSecurityFromEnv();
   const startFrom = values['start-from'] ?? 'earliest';
   if (startFrom !== 'earliest' && startFrom !== 'latest') throw new UsageError(`--start-from must be earliest or latest, got ${JSON.stringify(startFrom)}`);
   const sessionTimeoutMs = integer('session-timeout-ms', values['session-timeout-ms'], D.sessionTimeoutMs, 1000);
@@ -192,6 +206,7 @@ export function parseConsumeArgs(args: readonly string[]): { config: WorkerConfi
     fetchMaxWaitMs: integer('fetch-max-wait-ms', values['fetch-max-wait-ms'], D.fetchMaxWaitMs),
     fetchMaxBytes: integer('fetch-max-bytes', values['fetch-max-bytes'], D.fetchMaxBytes),
     fetchMaxBytesPerPartition: integer('fetch-max-bytes-per-partition', values['fetch-max-bytes-per-partition'], D.fetchMaxBytesPerPartition),
+    ...(security.sasl || security.ssl ? { security } : {}),
   };
   return { config, db: values.db, clickhouse: values.clickhouse, retentionDays: retentionDays(values['retention-days']), format: format(values.format), help: false };
 }
@@ -234,6 +249,9 @@ async function openSinkPatiently(target: SinkTarget, io: Io, signal: AbortSignal
       return await ClickHouseSink.open(target);
     } catch (error) {
       if (signal.aborted) return undefined;
+      // What needs a fix first (a data directory that is a file, read-only or in use; a server
+      // refusing the credentials; a setting) is reported once: waiting would not change it.
+      if ((error instanceof SinkError && !error.transient) || error instanceof ConfigError) throw error;
       const delayMs = backoffDelayMs({ initialMs: WORKER_DEFAULTS.retry.initialMs, maxMs: WORKER_DEFAULTS.retry.maxMs }, attempt);
       io.err(`ClickHouse is not available (attempt ${attempt}): ${(error as Error).message}; retrying in ${delayMs} ms.`);
       await sleep(delayMs, signal);
@@ -307,7 +325,8 @@ export async function runProduceCommand(args: readonly string[], io: Io): Promis
   const topicMaxMessageBytes = values['topic-max-message-bytes'] === undefined ? undefined : integer('topic-max-message-bytes', values['topic-max-message-bytes'], 0);
   const outputFormat = format(values.format);
 
-  const client = createKafkaClient({ brokers, clientId: `toolcanon-produce-${process.pid}`, log: (line) => io.err(line) });
+  const security = kafkaSecurityFromEnv();
+  const client = createKafkaClient({ brokers, clientId: `toolcanon-produce-${process.pid}`, log: (line) => io.err(line), security });
   let admin: KafkaAdmin | undefined;
   let producer: StreamProducer | undefined;
   try {

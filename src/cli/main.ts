@@ -7,7 +7,7 @@ import { emptyCounts, replayFiles, type PipelineCounts } from '../pipeline.ts';
 import { ClickHouseSink } from '../sink/clickhouse.ts';
 import { InputError, listInputFiles, openInput, readLines } from '../source/file.ts';
 import { accountingConfig } from './accounting-flags.ts';
-import { retentionDays } from './sink-flags.ts';
+import { checkClickHouseUrl, retentionDays } from './sink-flags.ts';
 import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { createProgressBar } from './progress.ts';
@@ -26,6 +26,10 @@ import {
 import { IMPORTER_IDS } from '../importers/types.ts';
 import { isImporterId, loadImporter } from '../importers/registry.ts';
 import { runImport, type ImportSummary } from '../importers/run.ts';
+import { ConfigError, scrubSecrets } from '../config/secrets.ts';
+import { describeKafkaFailure } from '../kafka/errors.ts';
+import { SinkError } from '../sink/errors.ts';
+import { alreadyStoredLine, storedBeforeImport, storedBeforeReplay, withAlreadyStored } from './resume.ts';
 
 const USAGE = `Usage: toolcanon <command> [options]
 
@@ -63,7 +67,8 @@ Options:
   --format table|json|csv    Output format (json = one object per line); default table
   --db DIR                   Embedded ClickHouse data directory (default .toolcanon/db, or $TOOLCANON_DB)
   --clickhouse URL           Write to a ClickHouse server instead (or $TOOLCANON_CLICKHOUSE_URL;
-                             user and password from $TOOLCANON_CLICKHOUSE_USER / _PASSWORD)
+                             user and password from $TOOLCANON_CLICKHOUSE_USER / _PASSWORD or
+                             _PASSWORD_FILE, never on the command line; $TOOLCANON_CLICKHOUSE_TIMEOUT_MS)
   --threshold-pct N          Context threshold for breaches, percent (default 85)
   --headroom-tokens N        Headroom: moves the trigger earlier by N tokens (default 0)
   --models FILE              JSON { "model": contextWindowTokens } laid over the shipped table
@@ -276,16 +281,6 @@ function catalogueRecords(): Row[] {
   }));
 }
 
-function checkClickHouseUrl(value: string, name: string): void {
-  let u: URL;
-  try {
-    u = new URL(value);
-  } catch {
-    throw new UsageError(`${name} must be a URL such as http://localhost:8123/analytics, got ${JSON.stringify(value)}`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`${name} must use http or https, got ${JSON.stringify(u.protocol)}`);
-}
-
 /**
  * One line when a replay recognised nothing, or mostly dead letters (more than half): what was
  * found. Undefined for a run that looks like events.
@@ -337,8 +332,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       if (rest.length === 0) throw new UsageError('replay needs at least one path (a file, a directory, or - for stdin)');
       const files = listInputFiles(rest);
       const started = performance.now();
+      let alreadyStored = 0;
       const counts = await withSink(values, async (sink) => {
         io.err(`Replaying ${files.length} input(s) into ${sink.description}`);
+        alreadyStored = await storedBeforeReplay(sink, files.map((f) => f.path));
         const progress = createProgressBar(io.isTty && !values['no-progress'], files.reduce((n, f) => n + f.bytes, 0));
         try {
           return await replayFiles(files, sink, { limits, accounting, onProgress: progress.update });
@@ -346,7 +343,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
           progress.done();
         }
       });
-      io.out(renderRows(summaryRows(counts, performance.now() - started), format));
+      io.out(renderRows(withAlreadyStored(summaryRows(counts, performance.now() - started), alreadyStored, 'events_read'), format));
+      const resumed = alreadyStoredLine(alreadyStored, counts.eventsRead);
+      if (resumed !== undefined) io.err(resumed);
       const junk = describeJunk(counts.eventsRead, counts.rowsWritten, counts.deadLettersByReason);
       if (junk !== undefined && !values['allow-dead-letters']) {
         io.err(`toolcanon: ${junk}: expected JSONL lines of toolcanon.event/v1 envelopes (see 'toolcanon report dead-letters'; nothing accepted was lost; --allow-dead-letters accepts this)`);
@@ -361,8 +360,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const targets = paths.length ? paths : importer.defaultPaths();
       if (targets.length === 0) throw new UsageError(`import ${which} needs at least one file or folder (it has no default location)`);
       const started = performance.now();
+      let alreadyStored = 0;
       const summary = await withSink(values, async (sink) => {
         io.err(`Importing ${which} logs from ${targets.join(', ')} into ${sink.description}`);
+        alreadyStored = await storedBeforeImport(sink, importer, targets);
         const progress = createProgressBar(io.isTty && !values['no-progress'], 1);
         try {
           return await runImport(importer, targets, sink, {
@@ -374,7 +375,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
           progress.done();
         }
       });
-      io.out(renderRows(importSummaryRows(summary, performance.now() - started), format));
+      io.out(renderRows(withAlreadyStored(importSummaryRows(summary, performance.now() - started), alreadyStored, 'events_already_imported'), format));
+      const resumed = alreadyStoredLine(alreadyStored, summary.eventsEmitted);
+      if (resumed !== undefined) io.err(resumed);
       if (!values['allow-dead-letters']) {
         if (summary.filesRead > 0 && summary.eventsEmitted === 0 && summary.recordsRead > 0) {
           io.err(`toolcanon: import ${which} read ${summary.filesRead} file(s) with ${summary.recordsRead} record(s) and found no ${which} tool call or usage in them: expected ${importer.description}; are these another harness's logs? (--allow-dead-letters accepts this)`);
@@ -495,7 +498,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 export async function run(argv: readonly string[]): Promise<void> {
   const io: Io = {
     out: (t) => process.stdout.write(`${t}\n`),
-    err: (t) => process.stderr.write(`${t}\n`),
+    // Never a password: registered secrets and URL user:password@ are scrubbed from stderr.
+    err: (t) => process.stderr.write(`${scrubSecrets(t)}\n`),
     isTty: process.stderr.isTTY === true,
   };
   try {
@@ -507,6 +511,9 @@ export async function run(argv: readonly string[]): Promise<void> {
     } else if (error instanceof InputError) {
       io.err(`toolcanon: ${error.message}`);
       process.exitCode = 1;
+    } else if (error instanceof ConfigError) {
+      io.err(`toolcanon: ${error.message}`);
+      process.exitCode = 2;
     } else {
       io.err(`toolcanon: ${describeFailure(error)}`);
       if (argv.includes('--verbose') || process.env['DEBUG']) io.err(String((error as Error).stack ?? error));
@@ -525,6 +532,9 @@ export async function run(argv: readonly string[]): Promise<void> {
  * stack dumps, internal query suffixes and codes a user cannot act on (stack with --verbose).
  */
 export function describeFailure(error: unknown): string {
+  if (error instanceof SinkError) return error.message;
+  const kafka = describeKafkaFailure(error);
+  if (kafka !== undefined) return kafka;
   const e = error as Error & { code?: unknown };
   const message = String(e.message ?? error);
   const lock = /Cannot lock file (\S+)/.exec(message);

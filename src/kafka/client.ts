@@ -2,7 +2,9 @@
 // produce command, tests, the benchmark) uses the small interfaces below, so the client can be
 // swapped for the KafkaJS-compatible @confluentinc/kafka-javascript by rewriting this file alone.
 import kafkajs from 'kafkajs';
-import type { Admin, Consumer, EachBatchPayload, IHeaders, LogEntry, Producer } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, IHeaders, KafkaConfig, LogEntry, Producer } from 'kafkajs';
+import { scrubSecrets } from '../config/secrets.ts';
+import type { KafkaSecurity } from './security.ts';
 
 const { Kafka, logLevel: KafkaLogLevel, Partitioners } = kafkajs;
 
@@ -19,6 +21,8 @@ export interface KafkaClientConfig {
   readonly log?: (line: string) => void;
   /** Socket connection timeout; kafkajs's default of 1 s is short on a busy 2-core machine. */
   readonly connectionTimeoutMs?: number;
+  /** SASL and TLS (kafkaSecurityFromEnv); plaintext without. */
+  readonly security?: KafkaSecurity;
 }
 
 /** One record as consumed: the bytes exactly as they are stored in the topic. */
@@ -150,7 +154,8 @@ function logCreatorFor(log: (line: string) => void) {
       const handledResponse = entry.namespace === 'Connection' && String(message).startsWith('Response ');
       const level = entry.level === KafkaLogLevel.ERROR && !handledResponse ? 'error' : 'warning';
       const fields = Object.keys(extra).length > 0 ? ` ${JSON.stringify(extra)}` : '';
-      log(`kafkajs ${level} [${entry.namespace}]: ${String(message)}${fields}`);
+      // A SASL failure may quote what was sent: scrubbed of every registered secret.
+      log(scrubSecrets(`kafkajs ${level} [${entry.namespace}]: ${String(message)}${fields}`));
     };
 }
 
@@ -321,6 +326,21 @@ class KafkajsAdmin implements KafkaAdmin {
   }
 }
 
+/** The kafkajs options for SASL and TLS (exported for tests: what the client is given). */
+export function securityOptions(security: KafkaSecurity | undefined): Pick<KafkaConfig, 'ssl' | 'sasl'> {
+  const out: Pick<KafkaConfig, 'ssl' | 'sasl'> = {};
+  if (security?.ssl) {
+    const { ca, cert, key, passphrase } = security.ssl;
+    const tls = { ...(ca ? { ca: [ca] } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}), ...(passphrase ? { passphrase } : {}) };
+    out.ssl = Object.keys(tls).length > 0 ? tls : true;
+  }
+  if (security?.sasl) {
+    const { mechanism, username, password } = security.sasl;
+    out.sasl = mechanism === 'plain' ? { mechanism, username, password } : mechanism === 'scram-sha-256' ? { mechanism, username, password } : { mechanism, username, password };
+  }
+  return out;
+}
+
 export function createKafkaClient(config: KafkaClientConfig): KafkaClient {
   const log = config.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const kafka = new Kafka({
@@ -329,6 +349,7 @@ export function createKafkaClient(config: KafkaClientConfig): KafkaClient {
     logLevel: toKafkaLogLevel(config.logLevel ?? 'warn'),
     logCreator: logCreatorFor(log),
     connectionTimeout: config.connectionTimeoutMs ?? 10_000,
+    ...securityOptions(config.security),
   });
   return {
     async consumer(c) {

@@ -1,6 +1,6 @@
 // The ClickHouse sink: one code path for the embedded engine (chdb, the default) and a server.
-import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { ContentClass } from '../accounting/content-class.ts';
@@ -9,6 +9,9 @@ import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
 import { MIGRATIONS, RETENTION_TABLES, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
 import { encodeTsv } from './tsv.ts';
+import { assertNotBusy, assertSameDataDir, DataDirError, describeEngineFailure, dirIdentity, prepareDataDir, type DirIdentity } from './datadir.ts';
+import { SinkError } from './errors.ts';
+import { describeServerFailure, isRetryable, RETRY_DELAYS_MS, serverSettings, withoutUserName, type RequestKind, type ServerSettings } from './server.ts';
 
 /** The part of chdb's connection extension the sink uses: a zero-copy raw insert. */
 interface ChdbRawInsert {
@@ -153,6 +156,11 @@ export interface ContextToRestore {
   readonly agentId: string;
 }
 
+/** Where a sink writes, as its failures are described: a data directory, or a server and its settings. */
+type SinkPlace =
+  | { readonly kind: 'embedded'; readonly dir: string; identity?: DirIdentity }
+  | { readonly kind: 'server'; readonly where: string; readonly settings: ServerSettings };
+
 export class ClickHouseSink {
   private constructor(
     readonly client: ClickHouseClient,
@@ -161,20 +169,36 @@ export class ClickHouseSink {
     private readonly chdb: ChdbRawInsert | undefined,
     /** Embedded: the session that started the engine with our settings; closed last. */
     private readonly engine: { close(): void } | undefined,
+    private readonly place: SinkPlace,
   ) {}
 
+  /**
+   * Opens the sink and applies the migrations. Failures a user can act on (a data directory
+   * that is a file, read-only, in use by another process; a server down, refusing the
+   * credentials, not answering) are a SinkError with one line naming the directory or server.
+   */
   static async open(flags: SinkTarget): Promise<ClickHouseSink> {
     const target = resolveSinkTarget(flags);
     let client: ClickHouseClient;
     let chdb: ChdbRawInsert | undefined;
     let engine: { close(): void } | undefined;
+    let place: SinkPlace;
     if (target.kind === 'embedded') {
-      mkdirSync(target.dir, { recursive: true });
+      place = { kind: 'embedded', dir: target.dir };
+      // Checked before the engine starts: its own messages for these are a dump on stderr.
+      prepareDataDir(target.dir);
+      assertNotBusy(target.dir);
       // Loaded only for the embedded engine: it maps a ~500 MB library a server target never needs.
       const [{ createChdbConnection }, { Session }] = await Promise.all([import('chdb/connection'), import('chdb')]);
       // The first session on a directory starts the process's engine; server settings can only
       // be given then. The connection below opens a second session on the same engine.
-      engine = new Session(target.dir, { connectionArgs: EMBEDDED_ENGINE_ARGS });
+      try {
+        engine = new Session(target.dir, { connectionArgs: EMBEDDED_ENGINE_ARGS });
+      } catch (error) {
+        throw ClickHouseSink.explain(error, place, 1);
+      }
+      const identity = dirIdentity(target.dir);
+      if (identity !== undefined) place.identity = identity;
       try {
         // chdb types its Connection against @clickhouse/client-common's copy of the settings
         // types, which differ from @clickhouse/client's own copy only under
@@ -184,36 +208,113 @@ export class ClickHouseSink {
         chdb = (connection as unknown as { chdb: ChdbRawInsert }).chdb;
       } catch (error) {
         engine.close(); // a caller retrying open() must not pile up sessions
-        throw error;
+        throw ClickHouseSink.explain(error, place, 1);
       }
     } else {
       const u = new URL(target.url);
       const database = u.pathname.replace(/^\//, '') || process.env['TOOLCANON_CLICKHOUSE_DATABASE'] || 'default';
+      const settings = serverSettings(u);
+      place = { kind: 'server', where: u.host, settings };
       client = createClient({
         url: `${u.protocol}//${u.host}`,
         database,
-        username: process.env['TOOLCANON_CLICKHOUSE_USER'] ?? (decodeURIComponent(u.username) || 'default'),
-        password: process.env['TOOLCANON_CLICKHOUSE_PASSWORD'] ?? decodeURIComponent(u.password),
-        request_timeout: 30_000,
+        username: settings.username,
+        password: settings.password,
+        request_timeout: settings.timeoutMs,
         // Failures reach the caller as errors (one line each in the CLI); the client's own
         // logger would print a multi-line dump for each first.
         log: { level: ClickHouseLogLevel.OFF },
       });
     }
-    const sink = new ClickHouseSink(client, describeTarget(target), chdb, engine);
+    const sink = new ClickHouseSink(client, describeTarget(target), chdb, engine, place);
     try {
       await sink.migrate();
       if (flags.retentionDays !== undefined) await sink.applyRetention(flags.retentionDays);
     } catch (error) {
-      await sink.close(); // a caller retrying open() must not pile up clients
+      await sink.close().catch(() => undefined); // a caller retrying open() must not pile up clients
       throw error;
     }
     return sink;
   }
 
+  /**
+   * A failure as a SinkError when it is about the directory or the server (with what to do),
+   * else the error itself (an SQL error keeps the engine's message, without the user's name).
+   */
+  private static explain(error: unknown, place: SinkPlace, attempts: number): unknown {
+    if (error instanceof SinkError) return error;
+    if (place.kind === 'embedded') {
+      if (place.identity !== undefined) {
+        try {
+          assertSameDataDir(place.dir, place.identity);
+        } catch (replaced) {
+          return replaced;
+        }
+      }
+      const line = describeEngineFailure(error, place.dir);
+      return line === undefined ? error : new DataDirError(line, { cause: error });
+    }
+    const line = describeServerFailure(error, place.where, place.settings, attempts);
+    if (line !== undefined) {
+      const e = error as { code?: unknown; type?: unknown };
+      const needsFix = e.type !== undefined || /ENOTFOUND|CERT|SSL|TLS|EPROTO/.test(String(e.code));
+      return new SinkError(withoutUserName(line, place.settings.username), !needsFix, { cause: error });
+    }
+    if (error instanceof Error) error.message = withoutUserName(error.message, place.settings.username);
+    return error;
+  }
+
+  /**
+   * Runs one request. Against a server, a failure isRetryable() allows is tried again after
+   * RETRY_DELAYS_MS (see there for what is retried and why; the embedded engine is in this
+   * process and is never retried). The last failure is explained (see explain).
+   */
+  private async request<T>(kind: RequestKind, run: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await run();
+        // The engine reports success for writes into a data directory removed under it.
+        if (this.place.kind === 'embedded' && this.place.identity !== undefined) assertSameDataDir(this.place.dir, this.place.identity);
+        return result;
+      } catch (error) {
+        const delay = RETRY_DELAYS_MS[attempt - 1];
+        if (this.place.kind === 'server' && delay !== undefined && isRetryable(error, kind)) {
+          await sleep(delay);
+          continue;
+        }
+        throw ClickHouseSink.explain(error, this.place, attempt);
+      }
+    }
+  }
+
+  private command(query: string | { query: string; query_params: Record<string, unknown> }, kind: RequestKind = 'idempotent'): Promise<unknown> {
+    const q = typeof query === 'string' ? { query } : query;
+    return this.request(kind, () => this.client.command(q));
+  }
+
+  /**
+   * How many of the events read from these files (by `file:line` source) are stored already:
+   * tool calls, observed usage, MCP lifecycle events and dead letters, each counted once by id.
+   * Asked before a replay or import writes anything, so that a rerun (after a crash, a kill, a
+   * full disk) can say what was there. One scan of the source columns.
+   */
+  async countStoredFromFiles(paths: readonly string[]): Promise<number> {
+    if (paths.length === 0) return 0;
+    const inFiles = (column: string): string => `substring(${column}, 1, length(${column}) - position(reverse(${column}), ':')) IN {paths:Array(String)}`;
+    const rows = await this.queryRows<{ n: string }>({
+      query: `SELECT uniqExact(t, id) AS n FROM (
+          SELECT 'c' AS t, event_id AS id FROM tool_calls WHERE ${inFiles('source')}
+          UNION ALL SELECT 'u', event_id FROM token_usage WHERE source = 'observed' AND ${inFiles('origin')}
+          UNION ALL SELECT 'm', event_id FROM mcp_events WHERE ${inFiles('source')}
+          UNION ALL SELECT 'd', dead_letter_id FROM dead_letters WHERE ${inFiles('source')})`,
+      query_params: { paths: [...paths] },
+    });
+    return Number(rows[0]?.n ?? 0);
+  }
+
   /** Applies the migrations not yet recorded; safe to run at every start. */
   async migrate(): Promise<void> {
-    await this.client.command({ query: SCHEMA_MIGRATIONS_DDL });
+    await this.command(SCHEMA_MIGRATIONS_DDL);
     const applied = new Set(
       (await this.queryRows<{ version: number }>('SELECT version FROM schema_migrations FINAL')).map((r) => Number(r.version)),
     );
@@ -221,11 +322,12 @@ export class ClickHouseSink {
       if (applied.has(m.version)) continue;
       // A rebuild cut short between its two renames left the table under `<table>__old`.
       for (const r of m.rebuilds ?? []) await this.resumeRebuild(r.table);
-      for (const statement of m.statements) await this.client.command({ query: statement });
+      for (const statement of m.statements) await this.command(statement);
       for (const r of m.rebuilds ?? []) await this.rebuild(r);
       // INSERT ... SELECT, never inline data: the embedded engine would read an inline insert's
       // data from the process's stdin when stdin is a pipe (`cat x | toolcanon replay -`).
-      await this.client.command({
+      // Idempotent: schema_migrations keeps one row per version.
+      await this.command({
         query: 'INSERT INTO schema_migrations (version, description) SELECT {version:UInt32}, {description:String}',
         query_params: { version: m.version, description: m.description },
       });
@@ -243,7 +345,7 @@ export class ClickHouseSink {
 
   private async resumeRebuild(table: string): Promise<void> {
     if ((await this.sortingKeyOf(table)) === undefined && (await this.sortingKeyOf(`${table}__old`)) !== undefined) {
-      await this.client.command({ query: `RENAME TABLE ${table}__old TO ${table}` });
+      await this.command(`RENAME TABLE ${table}__old TO ${table}`, 'once');
     }
   }
 
@@ -252,11 +354,11 @@ export class ClickHouseSink {
     const old = `${r.table}__old`;
     await this.resumeRebuild(r.table);
     if ((await this.sortingKeyOf(r.table)) === r.sortingKey) return;
-    await this.client.command({ query: `DROP TABLE IF EXISTS ${next}` });
-    await this.client.command({ query: `CREATE TABLE ${next} AS ${r.table} ${r.engine}` });
-    await this.client.command({ query: `INSERT INTO ${next} SELECT * FROM ${r.table}` });
-    await this.client.command({ query: `RENAME TABLE ${r.table} TO ${old}, ${next} TO ${r.table}` });
-    await this.client.command({ query: `DROP TABLE ${old}` });
+    await this.command(`DROP TABLE IF EXISTS ${next}`);
+    await this.command(`CREATE TABLE ${next} AS ${r.table} ${r.engine}`, 'once');
+    await this.command(`INSERT INTO ${next} SELECT * FROM ${r.table}`, 'once');
+    await this.command(`RENAME TABLE ${r.table} TO ${old}, ${next} TO ${r.table}`, 'once');
+    await this.command(`DROP TABLE ${old}`, 'once');
   }
 
   /**
@@ -271,9 +373,9 @@ export class ClickHouseSink {
       });
       const has = (t?.ttl ?? '') !== '';
       if (days === 0) {
-        if (has) await this.client.command({ query: `ALTER TABLE ${table} REMOVE TTL` });
+        if (has) await this.command(`ALTER TABLE ${table} REMOVE TTL`, 'once');
       } else {
-        await this.client.command({ query: `ALTER TABLE ${table} MODIFY TTL toDateTime(${column}) + toIntervalDay(${days})` });
+        await this.command(`ALTER TABLE ${table} MODIFY TTL toDateTime(${column}) + toIntervalDay(${days})`);
       }
     }
   }
@@ -287,6 +389,11 @@ export class ClickHouseSink {
   /** Inserts a TabSeparated body (rows already encoded, columns in this order). */
   private async insertTsvBody(table: string, body: Buffer, columns: readonly string[]): Promise<void> {
     if (body.byteLength === 0) return;
+    // Never repeated once sent (see isRetryable); an attempt that never reached a server is, with a new stream of the body.
+    await this.request('once', () => this.insertTsvBodyOnce(table, body, columns));
+  }
+
+  private async insertTsvBodyOnce(table: string, body: Buffer, columns: readonly string[]): Promise<void> {
     if (this.chdb) {
       await this.chdb.rawInsert({ table, values: body, format: 'TabSeparated', columns, settings: INSERT_SETTINGS });
     } else {
@@ -454,12 +561,14 @@ export class ClickHouseSink {
   /** Runs a query and returns its rows (64-bit integers as strings, so they stay exact). */
   async queryRows<T>(query: string | { query: string; query_params: Record<string, unknown> }): Promise<T[]> {
     const q = typeof query === 'string' ? { query } : query;
-    const result = await this.client.query({
-      ...q,
-      format: 'JSONEachRow',
-      clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
+    return this.request('idempotent', async () => {
+      const result = await this.client.query({
+        ...q,
+        format: 'JSONEachRow',
+        clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
+      });
+      return result.json<T>();
     });
-    return result.json<T>();
   }
 
   /**
@@ -468,8 +577,11 @@ export class ClickHouseSink {
    * past 2^53). The column types come with the result, so a String column of digits stays text.
    */
   async queryDisplayRows(query: string): Promise<Record<string, unknown>[]> {
-    const result = await this.client.query({ query, format: 'JSONCompactEachRowWithNamesAndTypes', clickhouse_settings: { output_format_json_quote_64bit_integers: 1 } });
-    const [names, types, ...rows] = await result.json<unknown[]>();
+    // A user's query may write (INSERT … SELECT): retried only when it never reached the server.
+    const [names, types, ...rows] = await this.request('once', async () => {
+      const result = await this.client.query({ query, format: 'JSONCompactEachRowWithNamesAndTypes', clickhouse_settings: { output_format_json_quote_64bit_integers: 1 } });
+      return result.json<unknown[]>();
+    });
     const cols = (names ?? []) as string[];
     const wide = ((types ?? []) as string[]).map((t) => /^(?:Nullable\()?(?:LowCardinality\()?U?Int(?:64|128|256)\)*$/.test(t));
     return rows.map((row) =>
@@ -488,8 +600,10 @@ export class ClickHouseSink {
 
   /** Runs a query and returns its result in a ClickHouse output format, as text. */
   async queryText(query: string, format: 'CSVWithNames' | 'JSONEachRow' | 'TabSeparatedWithNames'): Promise<string> {
-    const result = await this.client.query({ query, format, clickhouse_settings: { output_format_json_quote_64bit_integers: 1 } });
-    return result.text();
+    return this.request('once', async () => {
+      const result = await this.client.query({ query, format, clickhouse_settings: { output_format_json_quote_64bit_integers: 1 } });
+      return result.text();
+    });
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@
 import { DEFAULT_ACCOUNTING, type AccountingConfig } from '../accounting/session.ts';
 import { DEFAULT_LIMITS, type DecodeLimits } from '../decode/event.ts';
 import type { BackoffPolicy } from './backoff.ts';
+import type { KafkaSecurity } from '../kafka/security.ts';
 
 export interface WorkerConfig {
   /** Bootstrap brokers, `host:port` each. */
@@ -35,6 +36,8 @@ export interface WorkerConfig {
   readonly fetchMaxWaitMs: number;
   readonly fetchMaxBytes: number;
   readonly fetchMaxBytesPerPartition: number;
+  /** SASL / TLS to the brokers (from the environment, never flags); plaintext when absent. */
+  readonly security?: KafkaSecurity;
 }
 
 export const WORKER_DEFAULTS = {

@@ -199,7 +199,7 @@ export class StreamWorker {
     this.log = (line) => options.log(this.config.limits.redact === false ? line : redactText(line).text);
     this.client =
       options.client ??
-      createKafkaClient({ brokers: this.config.brokers, clientId: this.config.clientId, log: this.log });
+      createKafkaClient({ brokers: this.config.brokers, clientId: this.config.clientId, log: this.log, ...(this.config.security ? { security: this.config.security } : {}) });
     this.telemetry = createWorkerTelemetry(this.config.topic, this.config.groupId, {
       lagByPartition: () => this.lagByPartition,
       bufferedEvents: () => this.gen.writer.pending,

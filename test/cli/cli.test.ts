@@ -178,7 +178,7 @@ describe('first contact (issue 13): a new user on a database that does not exist
     expect(url.stderr.split('\n')[0]).toBe('toolcanon: --clickhouse must be a URL such as http://localhost:8123/analytics, got "notaurl"');
     const down = toolcanon(['report', 'tools', '--clickhouse', 'http://127.0.0.1:9']);
     expect(down.code).toBe(1);
-    expect(down.stderr.trim()).toBe('toolcanon: cannot reach the ClickHouse server at 127.0.0.1:9: is it running, and is --clickhouse right?');
+    expect(down.stderr.trim()).toBe('toolcanon: cannot reach the ClickHouse server at 127.0.0.1:9 (connection refused, 3 attempts): is it running, and is --clickhouse right?');
     const sql = toolcanon(['query', 'SELEC 1', ...fresh('sql')]);
     expect(sql.code).toBe(1);
     expect(sql.stderr.trim().split('\n')).toHaveLength(1);

@@ -1,0 +1,267 @@
+// The embedded engine's data directory: checked (and created) before the engine starts, so that
+// what a user can fix (a file in the way, no write permission, another process using it) is one
+// line that names the directory and says what to do, not the engine's own message; and failures
+// of the engine while it runs (disk full, directory removed) described the same way.
+import { accessSync, constants, lstatSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { SinkError } from './errors.ts';
+
+/** A data directory the engine cannot use, said in one line: it needs a fix, waiting will not help. */
+export class DataDirError extends SinkError {
+  override readonly name = 'DataDirError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, false, options);
+  }
+}
+
+const ANOTHER = 'use another --db (or $TOOLCANON_DB)';
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function whoAmI(): string {
+  const uid = process.getuid?.();
+  return uid === undefined ? '' : ` for user ${uid}`;
+}
+
+/** Why an existing directory cannot be written, or undefined when it can. */
+function notWritable(dir: string): string | undefined {
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    return undefined;
+  } catch (error) {
+    return errorCode(error) === 'EROFS' ? 'is on a read-only file system' : `is not writable${whoAmI()} (permission denied)`;
+  }
+}
+
+/**
+ * Makes sure `dir` is a directory this process can write, creating it and any missing parents
+ * (a first run creates `.toolcanon/db`). Throws a DataDirError otherwise: a file in the way, a
+ * parent that cannot be written, a read-only directory or file system.
+ */
+export function prepareDataDir(dir: string): void {
+  let stat;
+  try {
+    stat = statSync(dir);
+  } catch (error) {
+    if (errorCode(error) === 'ENOTDIR') {
+      const file = firstFileAncestor(dir);
+      throw new DataDirError(`cannot create the data directory ${dir}: ${file ?? 'a parent'} is a file, not a directory: ${ANOTHER}`, { cause: error });
+    }
+    if (errorCode(error) !== 'ENOENT') throw new DataDirError(`cannot use the data directory ${dir}: ${describeFsError(error)}: ${ANOTHER}`, { cause: error });
+  }
+  if (stat !== undefined) {
+    if (!stat.isDirectory()) throw new DataDirError(`the data directory ${dir} is a file, not a directory: move the file away or ${ANOTHER}`);
+    const why = notWritable(dir);
+    if (why !== undefined) throw new DataDirError(`the data directory ${dir} ${why}: make it writable (chmod u+w, or chown it to this user) or ${ANOTHER}`);
+    // The engine opens (and locks) this file first; a read-only copy of it fails the same way.
+    const status = `${dir}/status`;
+    try {
+      accessSync(status, constants.W_OK);
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw new DataDirError(`the data directory ${dir} is not writable${whoAmI()} (its file ${basename(status)}: ${describeFsError(error)}): make it writable (chmod -R u+w) or ${ANOTHER}`, { cause: error });
+    }
+    return;
+  }
+  // Missing: create it and its missing parents one level at a time (recursive mkdir loops
+  // forever under /proc), so that a failure names the level that could not be created.
+  const missing: string[] = [];
+  let existing = dir;
+  for (;;) {
+    try {
+      lstatSync(existing);
+      break;
+    } catch {
+      missing.unshift(existing);
+      const up = dirname(existing);
+      if (up === existing) break;
+      existing = up;
+    }
+  }
+  const why = notWritable(existing);
+  if (why !== undefined) {
+    throw new DataDirError(`cannot create the data directory ${dir}: its parent ${existing} ${why}: create ${dir} with write permission for this user, or ${ANOTHER}`);
+  }
+  for (const level of missing) {
+    try {
+      mkdirSync(level);
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST') continue; // another process created it meanwhile
+      throw new DataDirError(`cannot create the data directory ${dir}: mkdir ${level}: ${describeFsError(error)}: ${ANOTHER}`, { cause: error });
+    }
+  }
+}
+
+function firstFileAncestor(dir: string): string | undefined {
+  for (let p = dirname(dir); p !== dirname(p); p = dirname(p)) {
+    try {
+      if (!statSync(p).isDirectory()) return p;
+    } catch {
+      // keep going up
+    }
+  }
+  return undefined;
+}
+
+function describeFsError(error: unknown): string {
+  switch (errorCode(error)) {
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EROFS':
+      return 'read-only file system';
+    case 'ENOSPC':
+      return 'no space left on the device';
+    case 'ENOTDIR':
+      return 'a parent is not a directory';
+    case 'ENOENT':
+      return 'no such file or directory';
+    default:
+      return String((error as Error).message ?? error);
+  }
+}
+
+export interface LockHolder {
+  readonly pid: number;
+  /** What the process is, e.g. `toolcanon replay` (from /proc/<pid>/cmdline), when it can be read. */
+  readonly command: string | undefined;
+  /** When its engine started, from the directory's status file. */
+  readonly since: string | undefined;
+}
+
+/** The engine's status file: written (and flock'ed) by the process whose engine holds the directory. */
+function readStatusFile(dir: string): { pid: number | undefined; since: string | undefined } {
+  try {
+    const text = readFileSync(`${dir}/status`, 'utf8');
+    const pid = /^PID:\s*([0-9]+)/m.exec(text)?.[1];
+    const since = /^Started at:\s*(.+)$/m.exec(text)?.[1]?.trim();
+    return { pid: pid === undefined ? undefined : Number(pid), since };
+  } catch {
+    return { pid: undefined, since: undefined };
+  }
+}
+
+function commandOf(pid: number): string | undefined {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+    const at = argv.findIndex((a) => /(?:^|\/)toolcanon(?:\.mjs)?$/.test(a));
+    if (at >= 0) return `toolcanon${argv[at + 1] !== undefined && /^[a-z-]+$/.test(argv[at + 1] as string) ? ` ${argv[at + 1]}` : ''}`;
+    return argv[0] === undefined ? undefined : basename(argv[0]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Which process holds the directory's engine lock. On Linux /proc/locks says it (the engine
+ * flocks `<dir>/status`): the pid of a lock on that file's inode; no lock there means nobody
+ * holds it, whatever a stale status file says. Elsewhere: undefined (the engine's own error is
+ * then described with the pid its status file names, see describeEngineFailure).
+ */
+export function lockHolder(dir: string): LockHolder | undefined {
+  let locks: string;
+  let status;
+  try {
+    status = statSync(`${dir}/status`);
+    locks = readFileSync('/proc/locks', 'utf8');
+  } catch {
+    return undefined;
+  }
+  const major = (status.dev >> 8) & 0xfff;
+  const minor = (status.dev & 0xff) | ((status.dev >> 12) & 0xfff00);
+  for (const line of locks.split('\n')) {
+    // "1: FLOCK  ADVISORY  WRITE 3619 fe:00:2305063 0 EOF" (a waiter's line has "->" and is skipped)
+    const m = /^\d+:\s+(?:FLOCK|POSIX|OFDLCK)\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s/.exec(line);
+    if (!m) continue;
+    if (Number(m[4]) !== status.ino || parseInt(m[2] as string, 16) !== major || parseInt(m[3] as string, 16) !== minor) continue;
+    const pid = Number(m[1]);
+    const since = readStatusFile(dir).since;
+    return { pid, command: pid > 0 ? commandOf(pid) : undefined, since };
+  }
+  return undefined;
+}
+
+function busyMessage(dir: string, holder: LockHolder | undefined, fromStatusFile = false): string {
+  const who =
+    holder === undefined
+      ? 'another process'
+      : `process ${holder.pid}${holder.command || holder.since ? ` (${[holder.command, holder.since && `running since ${holder.since}`].filter(Boolean).join(', ')})` : ''}${fromStatusFile ? ', per its status file' : ''}`;
+  return `the data directory ${dir} is in use by ${who}: the embedded engine allows one process per directory; wait for it to finish (or stop it), or ${ANOTHER}`;
+}
+
+/** Refuses a directory whose engine lock another process holds (checked before our engine starts). */
+export function assertNotBusy(dir: string): void {
+  const holder = lockHolder(dir);
+  if (holder !== undefined && holder.pid !== process.pid) throw new DataDirError(busyMessage(dir, holder));
+}
+
+/** The identity of a directory (device and inode): another directory at the same path differs. */
+export interface DirIdentity {
+  readonly dev: number;
+  readonly ino: number;
+}
+
+export function dirIdentity(dir: string): DirIdentity | undefined {
+  try {
+    const s = statSync(dir);
+    return s.isDirectory() ? { dev: s.dev, ino: s.ino } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Fails when the data directory is no longer the one the engine opened (removed, or removed and
+ * created again, which the engine itself does for the next part it writes): the engine goes on
+ * writing into files nobody will read, and reports success. Checked around every request.
+ */
+export function assertSameDataDir(dir: string, opened: DirIdentity): void {
+  const now = dirIdentity(dir);
+  if (now === undefined || now.dev !== opened.dev || now.ino !== opened.ino) throw new DataDirError(removedMessage(dir));
+}
+
+function removedMessage(dir: string): string {
+  return `the data directory ${dir} was removed (or replaced) while toolcanon was using it: what was written since is lost; run the command again (it creates the directory anew; what a rerun writes twice is stored once)`;
+}
+
+/**
+ * One line for a failure of the embedded engine on `dir` (at start or while writing), or
+ * undefined when it is not about the directory (an SQL error, say).
+ */
+export function describeEngineFailure(error: unknown, dir: string): string | undefined {
+  const message = String((error as Error)?.message ?? error);
+  if (/Cannot lock file|Another server instance in same directory/i.test(message)) {
+    const holder = lockHolder(dir);
+    if (holder !== undefined) return busyMessage(dir, holder);
+    const { pid, since } = readStatusFile(dir);
+    return busyMessage(dir, pid === undefined ? undefined : { pid, command: commandOf(pid), since }, true);
+  }
+  let exists = true;
+  try {
+    exists = statSync(dir).isDirectory();
+  } catch {
+    exists = false;
+  }
+  if (!exists) return removedMessage(dir);
+  if (/NOT_ENOUGH_SPACE|No space left on device|errno: 28\b|ENOSPC|Cannot reserve .*not enough space|File too large|errno: 27\b|EFBIG/i.test(message)) {
+    const detail = /Cannot reserve [0-9.]+ \w+/.exec(message)?.[0] ?? (/File too large|EFBIG/i.test(message) ? 'file too large for this process or file system' : 'no space left on the device');
+    return `the disk of the data directory ${dir} is full (${detail}): free some space there, or ${ANOTHER}, then run the command again: the batches already stored are kept and not doubled`;
+  }
+  // About the engine's own files, not a user's file() query of user_files/.
+  const engineFile = message.includes(dir) && !message.includes(`${dir}/user_files`);
+  if (/Read-only file system|errno: 30\b|EROFS/i.test(message) && engineFile) {
+    return `the data directory ${dir} is on a read-only file system: remount it read-write or ${ANOTHER}, then run the command again`;
+  }
+  if (/Permission denied|errno: 13\b|EACCES/i.test(message) && engineFile) {
+    return `the data directory ${dir} (or a file in it) is not writable${whoAmI()} (permission denied): make it writable (chmod -R u+w, or chown it to this user) or ${ANOTHER}, then run the command again`;
+  }
+  if (/No such file or directory|errno: 2\b|ENOENT|filesystem error/i.test(message) && engineFile) {
+    return `files of the data directory ${dir} were removed while toolcanon was using it: nothing more was written; run the command again (what a rerun writes twice is stored once), or ${ANOTHER}`;
+  }
+  if (/Failed to create connection for path/i.test(message)) {
+    return `the embedded engine could not open the data directory ${dir} (its own message is above): check that it is a directory this user can write and that no other process uses, or ${ANOTHER}`;
+  }
+  return undefined;
+}

@@ -31,6 +31,13 @@ export function saturatingMul(a: bigint, b: bigint): bigint {
   return p > U64_MAX ? U64_MAX : p;
 }
 
+/** Sum of u64 figures, saturating at 2^64 - 1 (figures of one request can add up beyond it). */
+export function saturatingAdd(...values: readonly bigint[]): bigint {
+  let sum = 0n;
+  for (const v of values) sum += v;
+  return sum > U64_MAX ? U64_MAX : sum;
+}
+
 export function saturatingSub(a: bigint, b: bigint): bigint {
   return a > b ? a - b : 0n;
 }

@@ -2,6 +2,7 @@
 // whether output_tokens already includes reasoning tokens. Sources: the research notes'
 // cross-harness table (Claude Code transcripts, Codex rollouts, opencode storage, OTel GenAI).
 import type { Harness } from '../canonical/meta.ts';
+import { saturatingAdd } from './arithmetic.ts';
 
 export interface UsageConvention {
   /** Claude Code: no (input_tokens excludes cache reads and writes). Codex / OpenAI: yes. */
@@ -41,7 +42,8 @@ export interface ObservedFigures {
  */
 export function normaliseContextTokens(harness: Harness, f: ObservedFigures): { inputTotal: bigint; contextTokens: bigint } {
   const c = USAGE_CONVENTIONS[harness];
-  const inputTotal = c.inputIncludesCache ? f.inputTokens : f.inputTokens + f.cacheReadTokens + f.cacheWriteTokens;
-  const outputTotal = c.outputIncludesReasoning ? f.outputTokens : f.outputTokens + f.reasoningTokens;
-  return { inputTotal, contextTokens: inputTotal + outputTotal };
+  // Each figure is a u64; their sums saturate at 2^64 - 1 as the threshold arithmetic does.
+  const inputTotal = c.inputIncludesCache ? f.inputTokens : saturatingAdd(f.inputTokens, f.cacheReadTokens, f.cacheWriteTokens);
+  const outputTotal = c.outputIncludesReasoning ? f.outputTokens : saturatingAdd(f.outputTokens, f.reasoningTokens);
+  return { inputTotal, contextTokens: saturatingAdd(inputTotal, outputTotal) };
 }

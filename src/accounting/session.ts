@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { UsageRecord } from '../decode/event.ts';
 import type { ToolCallRow } from '../model/records.ts';
-import { estimateImageTokens, estimateTokensFromBytes, exceedsThresholdWithHeadroom, usagePercentage } from './arithmetic.ts';
+import { estimateImageTokens, estimateTokensFromBytes, exceedsThresholdWithHeadroom, saturatingAdd, usagePercentage } from './arithmetic.ts';
 import type { ContentClass } from './content-class.ts';
 import { normaliseContextTokens } from './conventions.ts';
 import { ModelTable } from './models.ts';
@@ -347,9 +347,9 @@ export class ContextAccountant {
     const s = this.state(r.session_id, r.agent_id);
     if (s.model === '') s.model = r.model;
     if (s.contextWindowTokens === null) s.contextWindowTokens = this.windowFor(s.model, null);
-    s.contextTokens += estimated;
+    s.contextTokens = saturatingAdd(s.contextTokens, estimated);
     s.contextSource = s.lastObservedContext === null ? 'estimated' : 'observed+estimated';
-    s.estimatedSinceObserved += estimated;
+    s.estimatedSinceObserved = saturatingAdd(s.estimatedSinceObserved, estimated);
     const cls: ContentClass = r.images > 0 && r.output_bytes === 0 ? 'mixed' : outputClass;
     if (!s.classesSinceObserved.includes(cls)) s.classesSinceObserved.push(cls);
     const breach = this.evaluate(s, r.session_id, r.agent_id, r.harness, r.ts, r.event_id, 'tool_output', ingestedAt);

@@ -161,14 +161,48 @@ export function identityEventId(type: string, harness: string, sessionId: string
   return sha256Hex(`${type}\u0000${harness}\u0000${sessionId}\u0000${agentId}\u0000${id}`, 32);
 }
 
-/** JSON text with object keys sorted at every level (the value as JSON.parse gave it). */
+/** Text canonicalJson emits as it is, between the values it still has to render. */
+class Emit {
+  constructor(readonly text: string) {}
+}
+const CLOSE_ARRAY = new Emit(']');
+const CLOSE_OBJECT = new Emit('}');
+const COMMA = new Emit(',');
+
+/**
+ * JSON text with object keys sorted at every level (the value as JSON.parse gave it). Iterative,
+ * with a stack of its own: a value nested deeper than the call stack allows (--max-depth raised
+ * to thousands) is rendered instead of throwing RangeError out of the decoder.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const o = value as Record<string, unknown>;
-    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  let out = '';
+  const todo: unknown[] = [value];
+  while (todo.length > 0) {
+    const v = todo.pop();
+    if (v instanceof Emit) {
+      out += v.text;
+    } else if (Array.isArray(v)) {
+      out += '[';
+      todo.push(CLOSE_ARRAY);
+      for (let i = v.length - 1; i >= 0; i--) {
+        todo.push(v[i]);
+        if (i > 0) todo.push(COMMA);
+      }
+    } else if (typeof v === 'object' && v !== null) {
+      const o = v as Record<string, unknown>;
+      const keys = Object.keys(o).sort();
+      out += '{';
+      todo.push(CLOSE_OBJECT);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const k = keys[i] as string;
+        todo.push(o[k]);
+        todo.push(new Emit(`${i > 0 ? ',' : ''}${JSON.stringify(k)}:`));
+      }
+    } else {
+      out += JSON.stringify(v) ?? 'null';
+    }
   }
-  return JSON.stringify(value) ?? 'null';
+  return out;
 }
 
 export function contentEventId(parsed: unknown): string {
@@ -256,7 +290,13 @@ export function deadLetter(raw: Uint8Array, reason: DeadLetterReason, detail: st
 
 /** A short rendering of an offending value for a dead letter's detail. */
 function preview(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    // JSON.stringify recurses: a value nested deeper than the stack (a raised --max-depth).
+    text = Array.isArray(value) ? '[...]' : '{...}';
+  }
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 

@@ -3,8 +3,8 @@
 //
 // The scanner is iterative (no recursion), so a 10 000-level nested value cannot overflow the
 // stack; it reports the deepest nesting it walked through so callers can refuse deep input.
-// It assumes the text is valid JSON (callers check with JSON.parse); on malformed text it
-// stops at the end of the text and never loops forever.
+// It does not validate (callers check with JSON.parse, the decoder after the depth check): on
+// malformed text it stops early or at the end of the text, never throws and never loops forever.
 
 export interface MemberSpan {
   /** Start offset (UTF-16 index) of the member's value. */
@@ -98,6 +98,15 @@ export function skipValue(text: string, i: number): { end: number; depth: number
   return { end: text.length, depth: maxDepth };
 }
 
+/** A key's value from its literal with escapes; undefined when the literal is no JSON string. */
+function decodeKey(rawKey: string): string | undefined {
+  try {
+    return JSON.parse(rawKey) as string;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Indexes the members of the JSON object starting at `start` (leading whitespace allowed).
  * Returns undefined when the value there is not an object.
@@ -119,7 +128,8 @@ export function indexObject(text: string, start = 0, end = text.length): ObjectI
     if (c !== Ch.Quote) break; // malformed; JSON.parse reports it
     const keyEnd = skipString(text, i);
     const rawKey = text.slice(i, keyEnd);
-    const key = rawKey.includes('\\') ? (JSON.parse(rawKey) as string) : rawKey.slice(1, -1);
+    const key = rawKey.includes('\\') ? decodeKey(rawKey) : rawKey.slice(1, -1);
+    if (key === undefined) break; // a bad escape (or a key cut short): JSON.parse reports it
     i = skipWhitespace(text, keyEnd);
     if (text.charCodeAt(i) !== Ch.Colon) break;
     i = skipWhitespace(text, i + 1);

@@ -2,6 +2,7 @@
 // the harness logged reaches raw_input byte for byte (big integers, escapes, key order).
 import { createHash } from 'node:crypto';
 import type { Harness } from '../canonical/meta.ts';
+import { toClickHouseTime } from '../decode/event.ts';
 
 /** A deterministic event id from the parts that identify an event in its harness. */
 export function stableEventId(...parts: readonly string[]): string {
@@ -72,5 +73,7 @@ export function normaliseTimestamp(value: string | null | undefined): string | u
   if (typeof value !== 'string' || value === '') return undefined;
   const ms = Date.parse(value);
   if (Number.isNaN(ms)) return undefined;
-  return RFC3339.test(value) ? value : new Date(ms).toISOString();
+  // Date.parse rolls 2026-02-30 over into March: kept as written, the decoder would refuse it.
+  if (RFC3339.test(value)) return toClickHouseTime(value) === undefined ? undefined : value;
+  return new Date(ms).toISOString();
 }

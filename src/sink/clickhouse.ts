@@ -21,8 +21,13 @@ interface ChdbRawInsert {
 /**
  * Insert settings. The Replacing engines would also deduplicate within each inserted block
  * (optimize_on_insert); the reports read with FINAL anyway, so that sorting work is skipped.
+ * Tables are partitioned by month: a batch of events spread over more than 100 months (years of
+ * logs in one import, or a few events with odd but valid dates) would fail the whole insert at
+ * the default max_partitions_per_insert_block; 0 takes any number.
  */
-const INSERT_SETTINGS = { optimize_on_insert: 0 } as const;
+const INSERT_SETTINGS = { optimize_on_insert: 0, max_partitions_per_insert_block: 0 } as const;
+/** The same for @clickhouse/client, which types UInt64 settings as text. */
+const CLIENT_INSERT_SETTINGS = { optimize_on_insert: 0, max_partitions_per_insert_block: '0' } as const;
 
 export const DEFAULT_DB_DIR = '.toolcanon/db';
 
@@ -399,7 +404,7 @@ export class ClickHouseSink {
     } else {
       const [first, ...rest] = columns;
       if (first === undefined) throw new Error(`No columns for ${table}`);
-      await this.client.insert({ table, values: Readable.from([body]), format: 'TabSeparated', columns: [first, ...rest], clickhouse_settings: INSERT_SETTINGS });
+      await this.client.insert({ table, values: Readable.from([body]), format: 'TabSeparated', columns: [first, ...rest], clickhouse_settings: CLIENT_INSERT_SETTINGS });
     }
   }
 

@@ -2,7 +2,8 @@
 // JSONEachRow (no key names to match), and one encoder serves chdb and a server alike.
 //
 // Escaping follows ClickHouse's TSV rules: backslash, tab, line feed, carriage return,
-// backspace, form feed and NUL are backslash-escaped; NULL is \N; arrays are written
+// backspace, form feed and NUL are backslash-escaped (and SQL comment starters hex-escaped, see
+// NEEDS_ESCAPE); NULL is \N; arrays are written
 // [elem,...] with strings single-quoted (a quote inside escaped as \').
 //
 // Rows are written into one growing buffer as UTF-8, one write per row: no string for the whole
@@ -10,11 +11,30 @@
 
 export type TsvValue = string | number | boolean | null | readonly string[];
 
-const NEEDS_ESCAPE = /[\\\t\n\r\b\f\0]/;
-const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\b': '\\b', '\f': '\\f', '\0': '\\0' };
+// Comment starters (`--`, `//`, `/*`, `# `, `#!`) are written with a hex escape (`-\x2D`,
+// `/\x2F`, `/\x2A`, `\x23`), which TSV reads back as the same characters: the embedded engine
+// (chdb) receives an insert as one query text with the data inline, and scans that text's
+// comments for test hints (`-- { serverError 1 }`, `{ echo }`): a row holding a URL and, later,
+// `f() { echo hi; }` made the engine print the whole insert, data included, on stdout, and one
+// holding `// {serverError:1}` failed the whole insert.
+const NEEDS_ESCAPE = /[\\\t\n\r\b\f\0]|--|\/[/*]|#[ !]/;
+const ESCAPE = /[\\\t\n\r\b\f\0]|--|\/[/*]|#(?=[ !])/g;
+const ESCAPES: Readonly<Record<string, string>> = {
+  '\\': '\\\\',
+  '\t': '\\t',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\0': '\\0',
+  '--': '-\\x2D',
+  '//': '/\\x2F',
+  '/*': '/\\x2A',
+  '#': '\\x23',
+};
 
 export function escapeTsv(s: string): string {
-  return NEEDS_ESCAPE.test(s) ? s.replace(/[\\\t\n\r\b\f\0]/g, (c) => ESCAPES[c] as string) : s;
+  return NEEDS_ESCAPE.test(s) ? s.replace(ESCAPE, (c) => ESCAPES[c] as string) : s;
 }
 
 function quoteArrayElement(s: string): string {

@@ -1,0 +1,312 @@
+// Fuzzing every importer (IMPORTER_IDS) with files of its harness's real format damaged at the
+// byte level and the JSON level: truncated records, invalid UTF-8, NUL bytes, BOMs, CR, CRLF
+// files, huge strings, deep nesting, duplicate keys, numbers beyond 2^64, wrong types, other
+// harnesses' records. test/importers/contract.test.ts checks junk lines and member-level damage
+// (junk isolated, ids stable, one junk line end to end); this suite adds the byte-level damage and
+// the accounting: every record is an event, a malformed record (a dead letter) or a counted skip.
+//
+// For every generated file: parseFile does not throw and is deterministic; the complete lines
+// are the records read; a line that is no JSON object is one malformed record at its line with
+// its text; every malformed record and event names a complete line and ends with it; every event
+// is one the decoder accepts; a CRLF copy of the file parses the same. For every record alone:
+// it yields an event, a malformed record or a skip counter, unless it only sets context for
+// later records (a Claude Code prompt, a Codex session_meta / turn_context / task_started).
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { decodeEvent, DEFAULT_LIMITS } from '../../src/decode/event.ts';
+import { loadImporter } from '../../src/importers/registry.ts';
+import { IMPORTER_IDS, type Importer, type ImporterId, type ParsedFile } from '../../src/importers/types.ts';
+import { corpusOrSkip } from '../helpers/corpus.ts';
+import { fuzz, log, runsOf } from './harness.ts';
+import { envelopeSeeds, mutatedLine, randomLine, REPO, seedLines } from './lines.ts';
+
+const IMPORTER_FIXTURES = join(REPO, 'test', 'importers');
+const NO_REDACT = { ...DEFAULT_LIMITS, redact: false };
+
+const jsonlIn = (dir: string): string[] =>
+  readdirSync(dir)
+    .filter((n) => n.endsWith('.jsonl'))
+    .sort()
+    .map((n) => join(dir, n));
+
+interface Format {
+  /** Real records of the harness's format (lines); null when the corpus is absent. */
+  readonly pool: Buffer[] | null;
+  /** The file name generated files get (some importers read the name). */
+  readonly fileName: string;
+  /** One line is one record (OTLP lines hold many spans and logs). */
+  readonly oneRecordPerLine: boolean;
+  /** Records that only set context for the records after them: alone, they yield nothing. */
+  readonly contextRecord: (record: Record<string, unknown>) => boolean;
+}
+
+function format(id: ImporterId): Format {
+  const suite = `the ${id} importer fuzz test`;
+  const known = (id: string): id is 'claude-code' | 'codex' | 'opencode' | 'otlp' | 'acp' => ['claude-code', 'codex', 'opencode', 'otlp', 'acp'].includes(id);
+  if (!known(id)) {
+    // An importer registered after this suite was written: it is fuzzed once it has a format here.
+    console.warn(`\n!! SKIPPING ${suite}: no format for it in test/fuzz/importers.test.ts (add its seed files and context records there).\n`);
+    return { pool: null, fileName: 'x.jsonl', oneRecordPerLine: true, contextRecord: () => false };
+  }
+  const lines = (paths: (string | null)[]): Buffer[] | null => (paths.some((p) => p === null) ? null : paths.flatMap((p) => seedLines(p as string, 16 * 1024)));
+  const none = (): boolean => false;
+  switch (id) {
+    case 'claude-code': {
+      const projects = corpusOrSkip('claude-code/projects', suite);
+      return {
+        pool: lines([join(IMPORTER_FIXTURES, 'fixtures-claude-code', 'tool-search.jsonl'), ...(projects ? [join(projects, 'spotter', 'short.jsonl'), join(projects, 'spotter', 'tool_heavy.jsonl')] : [null])]),
+        fileName: 'fuzz-session.jsonl',
+        oneRecordPerLine: true,
+        // A prompt line starts a turn: the tool calls after it carry its uuid. An assistant line
+        // without usage and tool calls carries nothing, and is not counted (the importer's README).
+        contextRecord: (r) => {
+          if (r['type'] === 'user') return true;
+          const message = r['message'] as Record<string, unknown> | undefined;
+          const content = message?.['content'];
+          const toolUse = Array.isArray(content) && content.some((b) => typeof b === 'object' && b !== null && (b as Record<string, unknown>)['type'] === 'tool_use');
+          return r['type'] === 'assistant' && (message?.['usage'] === undefined || message['usage'] === null) && !toolUse;
+        },
+      };
+    }
+    case 'codex': {
+      const samples = corpusOrSkip('samples/codex', suite);
+      const sessions = corpusOrSkip('codex/sessions/2025/08/14', suite);
+      return {
+        pool: samples && sessions ? lines([...jsonlIn(samples), ...jsonlIn(sessions).slice(0, 2)]) : null,
+        fileName: 'rollout-2025-10-10T01-09-47-0199cee2-0000-7000-8000-00000000c0de.jsonl',
+        oneRecordPerLine: true,
+        contextRecord: (r) => {
+          const payload = r['payload'] as Record<string, unknown> | undefined;
+          // The legacy format's first line is a bare session meta (an id, no type).
+          const legacyMeta = !('type' in r) && !('record_type' in r) && typeof r['id'] === 'string' && r['id'] !== '';
+          return legacyMeta || r['type'] === 'session_meta' || r['type'] === 'turn_context' || (r['type'] === 'event_msg' && (payload?.['type'] === 'task_started' || payload?.['type'] === 'turn_started'));
+        },
+      };
+    }
+    case 'opencode': {
+      const samples = corpusOrSkip('samples/opencode', suite);
+      return { pool: samples ? lines(jsonlIn(samples)) : null, fileName: 'capture.jsonl', oneRecordPerLine: true, contextRecord: none };
+    }
+    case 'otlp': {
+      const genai = corpusOrSkip('samples/otel_genai', suite);
+      const claude = corpusOrSkip('samples/claude_code_otel', suite);
+      const pool = genai && claude ? lines([...jsonlIn(genai), ...jsonlIn(claude)]) : null;
+      // The GenAI samples' service names no harness: the same lines as a Codex service sends them.
+      return {
+        pool: pool && [...pool, ...pool.map((l) => Buffer.from(l.toString('utf8').replaceAll('"agef-demo-agent"', '"codex_exec"')))],
+        fileName: 'export.jsonl',
+        oneRecordPerLine: false,
+        // An export without a span or a log record in it has nothing to account for.
+        contextRecord: (r) => otlpItems(r) === 0,
+      };
+    }
+    case 'acp':
+      return { pool: lines(jsonlIn(join(IMPORTER_FIXTURES, 'fixtures-acp'))), fileName: 'capture.jsonl', oneRecordPerLine: true, contextRecord: none };
+    default: {
+      const unhandled: never = id;
+      throw new Error(`No fuzz format for ${String(unhandled)}`);
+    }
+  }
+}
+
+/** Spans and log records in an OTLP export line (whatever the types of the containers). */
+function otlpItems(r: Record<string, unknown>): number {
+  const list = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null) : []);
+  let n = 0;
+  for (const rs of list(r['resourceSpans'])) for (const ss of list(rs['scopeSpans'])) n += list(ss['spans']).length;
+  for (const rl of list(r['resourceLogs'])) for (const sl of list(rl['scopeLogs'])) n += list(sl['logRecords']).length;
+  return n;
+}
+
+/** Records of other formats: the repository's envelope fixtures, as foreign lines. */
+const FOREIGN = envelopeSeeds().valid.filter((_, i) => i % 7 === 0);
+
+/** A file's entries: real records, damaged ones, random lines, foreign ones, blank lines. */
+function entriesArb(pool: readonly Buffer[]): fc.Arbitrary<Uint8Array[]> {
+  return fc.array(
+    fc.oneof(
+      { arbitrary: fc.constantFrom(...pool), weight: 4 },
+      { arbitrary: mutatedLine(pool), weight: 5 },
+      { arbitrary: randomLine, weight: 1 },
+      { arbitrary: fc.constantFrom(...FOREIGN), weight: 1 },
+      { arbitrary: fc.constantFrom('', ' ', '\t', '\r').map((t) => Buffer.from(t)), weight: 1 },
+    ),
+    { minLength: 1, maxLength: 8 },
+  );
+}
+
+/** A generated file: its entries (LF inside an entry splits it, as in a real file), BOM, torn tail. */
+interface FileCase {
+  readonly data: Buffer;
+  /** The same records with CRLF line endings (undefined when an entry ends with CR itself). */
+  readonly crlf: Buffer | undefined;
+}
+
+const fileArb = (pool: readonly Buffer[]): fc.Arbitrary<FileCase> =>
+  fc.tuple(entriesArb(pool), fc.boolean(), fc.constantFrom('newline', 'newline', 'torn', 'none')).map(([entries, bom, ending]) => {
+    const parts: Buffer[] = [];
+    const crlfParts: Buffer[] = [];
+    entries.forEach((e, i) => {
+      const last = i === entries.length - 1;
+      const b = Buffer.from(e);
+      const nl = !last || ending === 'newline';
+      const piece = last && ending === 'torn' ? b.subarray(0, Math.max(1, b.length >> 1)) : b;
+      parts.push(piece, ...(nl ? [Buffer.from('\n')] : []));
+      crlfParts.push(Buffer.from(piece.toString('latin1').replaceAll('\n', '\r\n'), 'latin1'), ...(nl ? [Buffer.from('\r\n')] : []));
+    });
+    const prefix = bom ? [Buffer.from([0xef, 0xbb, 0xbf])] : [];
+    const anyCr = entries.some((e) => e.includes(0x0d));
+    return { data: Buffer.concat([...prefix, ...parts]), crlf: anyCr ? undefined : Buffer.concat([...prefix, ...crlfParts]) };
+  });
+
+interface Line {
+  readonly n: number;
+  readonly text: string;
+  readonly bytes: Buffer;
+  readonly end: number;
+}
+
+/** The complete lines as the importers read them: UTF-8, a trailing CR dropped, blank ones not records. */
+function completeLines(data: Buffer, completeBytes: number): Line[] {
+  const out: Line[] = [];
+  let start = 0;
+  let n = 0;
+  while (start < completeBytes) {
+    const nl = data.indexOf(0x0a, start);
+    const end = nl < 0 || nl >= completeBytes ? completeBytes : nl;
+    n++;
+    let bytes = data.subarray(start, end);
+    if (bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, -1);
+    const text = bytes.toString('utf8');
+    if (text.trim() !== '') out.push({ n, text, bytes, end: end === completeBytes && nl !== end ? completeBytes : end + 1 });
+    start = end + 1;
+  }
+  return out;
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+function ok(condition: boolean, message: string | (() => string)): asserts condition {
+  if (!condition) throw new Error(typeof message === 'string' ? message : message());
+}
+
+const comparable = (p: ParsedFile) => ({
+  events: p.events.map((e) => [e.line, e.source]),
+  malformed: (p.malformed ?? []).map((m) => [m.line, m.problem, m.detail]),
+  skipped: p.skipped,
+  recordsRead: p.recordsRead,
+});
+
+/** What the suite saw, per importer, printed at the end. */
+const stats = new Map<ImporterId, { files: number; events: number; malformed: number; skipped: number; lossyMalformed: number }>();
+
+const importers = new Map<ImporterId, Importer>();
+beforeAll(async () => {
+  for (const id of IMPORTER_IDS) importers.set(id, await loadImporter(id));
+});
+
+const FORMATS = IMPORTER_IDS.map((id) => [id, format(id)] as const);
+/** The importers fuzzed in this run (the others skip loudly): they share the case budget. */
+const FUZZED = Math.max(1, FORMATS.filter(([, f]) => f.pool !== null).length);
+
+describe.each(FORMATS)('fuzz: importer %s', (id, f) => {
+  const path = `/fuzz/${id}/${f.fileName}`;
+  const importer = (): Importer => importers.get(id) as Importer;
+  const s = { files: 0, events: 0, malformed: 0, skipped: 0, lossyMalformed: 0 };
+  stats.set(id, s);
+
+  it.skipIf(f.pool === null)('mutated files: no throw, deterministic, every record an event, a malformed record or a skip', () => {
+    const pool = f.pool ?? [];
+    const runs = Math.round(runsOf('importers: mutated files') / FUZZED);
+    fuzz(`importers: ${id}: mutated files`, fileArb(pool), runs, (c) => c.data, (c) => {
+      const parsed = importer().parseFile(path, c.data);
+      s.files++;
+      ok(isDeepStrictEqual(importer().parseFile(path, Buffer.from(c.data)), parsed), 'the same bytes parse the same');
+
+      // The complete lines: up to the last newline, or the whole file when its tail is a record.
+      const lastNl = c.data.lastIndexOf(0x0a) + 1;
+      ok(parsed.completeBytes === lastNl || parsed.completeBytes === c.data.length, () => `completeBytes ${parsed.completeBytes} is neither ${lastNl} nor ${c.data.length}`);
+      const lines = completeLines(c.data, parsed.completeBytes);
+      const byNo = new Map(lines.map((l) => [l.n, l]));
+      if (f.oneRecordPerLine) ok(parsed.recordsRead === lines.length, () => `recordsRead ${parsed.recordsRead}, complete lines ${lines.length}`);
+
+      const malformed = parsed.malformed ?? [];
+      s.malformed += malformed.length;
+      s.events += parsed.events.length;
+      s.skipped += Object.values(parsed.skipped).reduce((a, b) => a + b, 0);
+      const malformedAt = new Map<number, number>();
+      for (const m of malformed) {
+        const line = byNo.get(m.line);
+        ok(line !== undefined, `a malformed record at line ${m.line}, which is no complete record`);
+        ok(m.endOffset === line.end, `malformed line ${m.line} ends at ${m.endOffset}, not ${line.end}`);
+        ok(/^\S+$/.test(m.problem) && /^\S[\s\S]*\.$/.test(m.detail), `problem ${JSON.stringify(m.problem)}, detail ${JSON.stringify(m.detail)}`);
+        const raw = typeof m.raw === 'string' ? Buffer.from(m.raw, 'utf8') : Buffer.from(m.raw);
+        if (f.oneRecordPerLine) {
+          ok(raw.toString('utf8') === line.text, `malformed line ${m.line}: its raw text is not the line's`);
+          // The bytes of the record exactly, unless the line is no UTF-8 (read as text, it is not the same bytes).
+          if (!raw.equals(line.bytes)) s.lossyMalformed++;
+        } else ok(line.text.includes(raw.toString('utf8')), `malformed line ${m.line}: its raw text is not in the line`);
+        malformedAt.set(m.line, (malformedAt.get(m.line) ?? 0) + 1);
+      }
+      // A line that is no JSON object is exactly one malformed record at its line.
+      for (const l of lines) {
+        // (A byte order mark at the start of the file is not part of the first record; OTLP
+        // drops one at the start of any line.)
+        if (isJsonObject(l.text.replace(/^\uFEFF/, ''))) continue;
+        ok(malformedAt.get(l.n) === 1, () => `line ${l.n} is no JSON object but has ${malformedAt.get(l.n) ?? 0} malformed records: ${JSON.stringify(l.text.slice(0, 200))}`);
+      }
+      if (f.oneRecordPerLine) for (const [n, k] of malformedAt) ok(k === 1, `line ${n} has ${k} malformed records`);
+
+      // Every event names a complete line, ends with it, and is an event the decoder accepts.
+      for (const e of parsed.events) {
+        const n = Number(e.source.slice(path.length + 1));
+        const line = byNo.get(n);
+        ok(e.source.startsWith(`${path}:`) && line !== undefined, `event source ${e.source}`);
+        ok(e.endOffset === line.end, `event of line ${n} ends at ${e.endOffset}, not ${line.end}`);
+        const o = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, '2026-01-01 00:00:00.000', NO_REDACT);
+        if (o.kind === 'dead') throw new Error(`the importer wrote an event the decoder refuses (${o.dead.reason}: ${o.dead.detail}), from line ${n}: ${JSON.stringify(line.text.slice(0, 300))}`);
+      }
+
+      // CRLF line endings change nothing but the offsets.
+      if (c.crlf) ok(isDeepStrictEqual(comparable(importer().parseFile(path, c.crlf)), comparable(parsed)), 'the CRLF copy parses the same');
+    });
+  });
+
+  it.skipIf(f.pool === null)('one record alone: an event, a malformed record or a skip counter (or a context record)', () => {
+    const pool = f.pool ?? [];
+    const runs = Math.round(runsOf('importers: one record alone') / FUZZED);
+    const arb = fc.oneof({ arbitrary: mutatedLine(pool), weight: 4 }, { arbitrary: fc.constantFrom(...pool), weight: 1 }, { arbitrary: randomLine, weight: 1 });
+    fuzz(`importers: ${id}: one record alone`, arb, runs, (b) => b, (b) => {
+      const line = Buffer.from(b);
+      for (let i = 0; i < line.length; i++) if (line[i] === 0x0a) line[i] = 0x20;
+      const data = Buffer.concat([line, Buffer.from('\n')]);
+      const text = line.toString('utf8').replace(/\r$/, '').replace(/^\uFEFF/, '');
+      if (text.trim() === '') return;
+      const parsed = importer().parseFile(path, data);
+      const accounted = parsed.events.length + (parsed.malformed?.length ?? 0) + Object.values(parsed.skipped).reduce((a, n) => a + n, 0);
+      if (accounted > 0) return;
+      let record: unknown;
+      try {
+        record = JSON.parse(text);
+      } catch {
+        throw new Error(`a line that is no JSON yields nothing: ${JSON.stringify(text.slice(0, 300))}`);
+      }
+      ok(typeof record === 'object' && record !== null && !Array.isArray(record) && f.contextRecord(record as Record<string, unknown>), () => `a record yields no event, no malformed record and no skip counter: ${JSON.stringify(text.slice(0, 400))}`);
+    });
+  });
+
+  it.skipIf(f.pool === null)('reports what it saw', () => {
+    log(`importers: ${id}: ${s.files} files: ${s.events} events, ${s.malformed} malformed records (${s.lossyMalformed} of lines that are no UTF-8, kept as text), ${s.skipped} skips`);
+    if (s.files > 0) expect(s.events + s.malformed).toBeGreaterThan(0);
+  });
+});

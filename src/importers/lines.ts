@@ -6,6 +6,11 @@ export interface RawLine {
   /** 1-based line number. */
   readonly lineNo: number;
   readonly text: string;
+  /**
+   * The line's bytes as read (no CR, no copy), when it came from a file: what a malformed
+   * record keeps, so bytes that are not UTF-8 stay the bytes they were.
+   */
+  readonly bytes?: Buffer;
   /** Byte offset just past the line (and its newline). */
   readonly endOffset: number;
 }
@@ -24,7 +29,9 @@ export function splitCompleteLines(data: Buffer): { lines: RawLine[]; completeBy
     const nl = data.indexOf(0x0a, start);
     const end = nl < 0 ? data.length : nl;
     lineNo++;
-    const text = data.toString('utf8', start, end).replace(/\r$/, '');
+    const rawEnd = end > start && data[end - 1] === 0x0d ? end - 1 : end;
+    const text = data.toString('utf8', start, rawEnd);
+    const bytes = data.subarray(start, rawEnd);
     if (nl < 0) {
       let complete = false;
       try {
@@ -35,11 +42,11 @@ export function splitCompleteLines(data: Buffer): { lines: RawLine[]; completeBy
       }
       if (!complete) break;
       completeBytes = data.length;
-      if (text.trim() !== '') lines.push({ lineNo, text, endOffset: data.length });
+      if (text.trim() !== '') lines.push({ lineNo, text, bytes, endOffset: data.length });
       break;
     }
     completeBytes = nl + 1;
-    if (text.trim() !== '') lines.push({ lineNo, text, endOffset: nl + 1 });
+    if (text.trim() !== '') lines.push({ lineNo, text, bytes, endOffset: nl + 1 });
     start = nl + 1;
   }
   return { lines, completeBytes };
@@ -104,7 +111,15 @@ export function describeValue(value: unknown): string {
 
 /** A malformed record for a whole line of a JSONL file: its text is the raw record. */
 export function malformedLine(line: RawLine, problem: string, detail: string): MalformedRecord {
-  return { raw: line.text, line: line.lineNo, problem, detail, endOffset: line.endOffset };
+  return { raw: rawOf(line), line: line.lineNo, problem, detail, endOffset: line.endOffset };
+}
+
+/**
+ * What a malformed record keeps of its line: the text, or the bytes where decoding replaced
+ * some (U+FFFD: not UTF-8), so the dead letter carries the bytes as they were.
+ */
+export function rawOf(line: RawLine): string | Buffer {
+  return line.bytes !== undefined && line.text.includes('\uFFFD') ? line.bytes : line.text;
 }
 
 /**

@@ -30,7 +30,7 @@ const VALUE = String.raw`[^\s"'\\&|;<>()\x60]{3,512}`;
 const OPEN_QUOTE = String.raw`(?:\\?["'])?`;
 
 export const REDACTION_RULES: readonly RedactionRule[] = [
-  { kind: 'private_key', description: 'PEM private key blocks (RSA, EC, OPENSSH, PGP, encrypted), to the END line or the end of the string', after: 'gitleaks private-key; secretlint-rule-privatekey', pattern: String.raw`-----BEGIN[ A-Z0-9_\-]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[^"\\]|\\.){0,16384}?(?:-----END[ A-Z0-9_\-]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?=")|$)` },
+  { kind: 'private_key', description: 'PEM private key blocks (RSA, EC, OPENSSH, PGP, encrypted), to the END line or the end of the string (greedy and linear: it never rescans from a later BEGIN)', after: 'gitleaks private-key; secretlint-rule-privatekey', pattern: String.raw`-----BEGIN[ A-Z0-9_\-]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[^"\\\-]|\\.|-(?!----END))*(?:-----END[ A-Z0-9_\-]{0,40}PRIVATE KEY(?: BLOCK)?-----)?` },
   { kind: 'anthropic_key', description: 'Anthropic API and admin keys (sk-ant-api03-…, sk-ant-admin01-…)', after: 'gitleaks anthropic-api-key, anthropic-admin-api-key; secretlint-rule-anthropic', pattern: String.raw`${START}sk-ant-[a-z]{3,8}[0-9]{2}-[A-Za-z0-9_\-]{20,300}` },
   { kind: 'openai_key', description: 'OpenAI API keys (sk-proj-…, sk-svcacct-…, sk-admin-…, legacy sk-… with T3BlbkFJ)', after: 'gitleaks openai-api-key; secretlint-rule-openai', pattern: String.raw`${START}sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,300}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{48})${END}` },
   { kind: 'xai_key', description: 'xAI API keys (xai-…)', after: 'gitleaks xai-api-key (as of 8.24)', pattern: String.raw`${START}xai-[A-Za-z0-9_]{60,120}${END}` },

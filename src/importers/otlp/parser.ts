@@ -6,7 +6,7 @@ import type { Harness } from '../../canonical/meta.ts';
 import { USAGE_CONVENTIONS } from '../../accounting/conventions.ts';
 import { findSpan } from '../../decode/spans.ts';
 import { stableEventId, toolCallLine, usageLine, type RawToolInput } from '../envelope.ts';
-import { describeValue, lineAt, MalformedRecords, parseObject, readObject, splitCompleteLines } from '../lines.ts';
+import { describeValue, lineAt, MalformedRecords, parseObject, rawOf, readObject, splitCompleteLines } from '../lines.ts';
 import type { ImportedEvent, MalformedRecord, ParsedFile } from '../types.ts';
 import {
   anyBool,
@@ -147,7 +147,7 @@ function readItems(path: string, data: Buffer, skipped: Record<string, number>, 
       const read = readObject(text);
       if (!read.ok) {
         unreadable++;
-        malformed.add({ raw: line.text, line: line.lineNo, problem: read.problem, detail: read.detail, endOffset: line.endOffset });
+        malformed.add({ raw: rawOf(line), line: line.lineNo, problem: read.problem, detail: read.detail, endOffset: line.endOffset });
         continue;
       }
       const doc = read.value;
@@ -156,7 +156,7 @@ function readItems(path: string, data: Buffer, skipped: Record<string, number>, 
         const fault = exportFault(doc);
         // A metrics export, or any other object: not read on purpose.
         if (fault === undefined) count(skipped, 'not_otlp');
-        else malformed.add({ raw: line.text, line: line.lineNo, problem: 'malformed_export', detail: fault, endOffset: line.endOffset });
+        else malformed.add({ raw: rawOf(line), line: line.lineNo, problem: 'malformed_export', detail: fault, endOffset: line.endOffset });
         continue;
       }
       const at = { source: `${path}:${line.lineNo}`, endOffset: line.endOffset, exportText: text, lineNo: line.lineNo };
@@ -178,7 +178,7 @@ function readItems(path: string, data: Buffer, skipped: Record<string, number>, 
   const fault = read.ok ? exportFault(read.value) : read.detail;
   if (!read.ok || !isOtlpExport(read.value)) {
     if (fault === undefined) count(skipped, 'not_otlp');
-    else malformed.add({ raw: text, line: 1, problem: read.ok ? 'malformed_export' : read.problem, detail: fault, endOffset: data.length });
+    else malformed.add({ raw: text.includes('\uFFFD') ? data : text, line: 1, problem: read.ok ? 'malformed_export' : read.problem, detail: fault, endOffset: data.length });
     return { items, completeBytes: 0, unreadable: 1 };
   }
   for (const item of readExport(read.value)) items.push({ ...item, source: `${path}:#${items.length}`, endOffset: data.length, exportText: text, lineNo: undefined, order: items.length });

@@ -45,7 +45,7 @@ interface Format {
 
 function format(id: ImporterId): Format {
   const suite = `the ${id} importer fuzz test`;
-  const known = (id: string): id is 'claude-code' | 'codex' | 'opencode' | 'otlp' | 'acp' => ['claude-code', 'codex', 'opencode', 'otlp', 'acp'].includes(id);
+  const known = (id: string): id is 'claude-code' | 'codex' | 'opencode' | 'otlp' | 'acp' | 'gemini-cli' => ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli'].includes(id);
   if (!known(id)) {
     // An importer registered after this suite was written: it is fuzzed once it has a format here.
     console.warn(`\n!! SKIPPING ${suite}: no format for it in test/fuzz/importers.test.ts (add its seed files and context records there).\n`);
@@ -101,6 +101,17 @@ function format(id: ImporterId): Format {
         oneRecordPerLine: false,
         // An export without a span or a log record in it has nothing to account for.
         contextRecord: (r) => otlpItems(r) === 0,
+      };
+    }
+    case 'gemini-cli': {
+      const chats = join(IMPORTER_FIXTURES, 'fixtures-gemini-cli', 'tmp', 'a3f1c9e07b52d4186e0f9c2b7d31a5e8f4c6b0d29e7a1f3c5b8d0e2a4c6f8b1d', 'chats');
+      return {
+        pool: lines([join(chats, 'session-2026-04-29T21-39-7c1e4a2b.jsonl')]),
+        fileName: 'session-2026-04-29T21-39-7c1e4a2b.jsonl',
+        oneRecordPerLine: true,
+        // The session's metadata line, user and info messages, `$set` / `$rewindTo` updates and a
+        // model message with neither tokens nor tool calls only set context (or say nothing).
+        contextRecord: (r) => !('tokens' in r) && !('toolCalls' in r),
       };
     }
     case 'acp':

@@ -279,11 +279,17 @@ export function parseGeminiFile(path: string, data: Buffer): ParsedFile {
       const callTs = own?.ts ?? time.ts;
       if (callTs === undefined) return bad(record, 'no_timestamp', 'Neither the tool call nor its message has a `timestamp`.');
       if (state === undefined) return;
-      const versionKey = JSON.stringify(raw);
+      // JSON.stringify recurses: a tool call nested deeper than the stack is a malformed record.
+      let versionKey: string;
+      try {
+        versionKey = JSON.stringify(raw);
+      } catch {
+        return bad(record, 'too_deep', `toolCalls[${index}] is nested too deep to read.`);
+      }
       const seen = calls.get(call.id);
       if (seen !== undefined && seen.versionKey === versionKey) return;
       const span = findSpan(record.text, ['toolCalls', index, 'args']);
-      const rawArgs: RawToolInput = span ? { json: record.text.slice(span.start, span.end) } : { json: JSON.stringify((raw as JsonObject)['args']) };
+      const rawArgs: RawToolInput = span ? { json: record.text.slice(span.start, span.end) } : { json: JSON.stringify((raw as JsonObject)['args']) }; // (raw stringified above: this cannot overflow)
       if (seen === undefined) calls.set(call.id, { call, record, rawArgs, versionKey, model: state.model, turnId: state.turnId, ts: callTs });
       else Object.assign(seen, { call, record, rawArgs, versionKey, model: state.model ?? seen.model });
     });

@@ -6,15 +6,15 @@
 // reclaimable). The baseline, measured in the same run on the same file, is read + split +
 // JSON.parse. Usage: npx tsx bench/growth.ts [N…]   (e.g. 100000 1000000 10000000, as disk allows)
 import { spawnSync } from 'node:child_process';
-import { createReadStream, createWriteStream, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { replayPaths } from '../src/pipeline.ts';
 import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 import { readLines } from '../src/source/file.ts';
+import { fixtureLines } from './fixtures.ts';
 
-const ROOT = new URL('../', import.meta.url).pathname;
 
 interface Memory {
   readonly rssMb: number;
@@ -32,16 +32,6 @@ function memoryNow(): Memory {
   return { rssMb: kb('VmRSS'), anonMb: kb('RssAnon'), fileMb: kb('RssFile'), heapMb: m.heapUsed / 1e6, externalMb: m.external / 1e6 };
 }
 
-function fixtureLines(): string[] {
-  const out: string[] = [];
-  for (const dir of readdirSync(join(ROOT, 'fixtures'))) {
-    if (dir === 'bad' || dir === 'sessions') continue;
-    for (const f of readdirSync(join(ROOT, 'fixtures', dir))) {
-      if (f.endsWith('.jsonl')) out.push(...readFileSync(join(ROOT, 'fixtures', dir, f), 'utf8').split('\n').filter((l) => l !== ''));
-    }
-  }
-  return out;
-}
 
 /** Writes N distinct events over N/10 sessions (streamed: the file is never held in memory). */
 async function writeEvents(file: string, n: number): Promise<void> {

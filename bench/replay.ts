@@ -3,27 +3,17 @@
 // (read + split + JSON.parse only; and decode/project without the sink, with and without
 // secret redaction).
 // Usage: npx tsx bench/replay.ts [N=200000]
-import { createReadStream, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeEvent, nowClickHouseTime, DEFAULT_LIMITS } from '../src/decode/event.ts';
 import { replayPaths } from '../src/pipeline.ts';
 import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 import { readLines } from '../src/source/file.ts';
+import { fixtureLines } from './fixtures.ts';
 
 const N = Number(process.argv[2] ?? 200_000);
-const ROOT = new URL('../', import.meta.url).pathname;
 
-function fixtureLines(): string[] {
-  const out: string[] = [];
-  for (const dir of readdirSync(join(ROOT, 'fixtures'))) {
-    if (dir === 'bad' || dir === 'sessions') continue;
-    for (const f of readdirSync(join(ROOT, 'fixtures', dir))) {
-      if (f.endsWith('.jsonl')) out.push(...readFileSync(join(ROOT, 'fixtures', dir, f), 'utf8').split('\n').filter((l) => l !== ''));
-    }
-  }
-  return out;
-}
 
 async function time<T>(label: string, run: () => Promise<T>): Promise<{ label: string; seconds: number; result: T }> {
   const t = performance.now();

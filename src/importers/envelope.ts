@@ -77,3 +77,23 @@ export function normaliseTimestamp(value: string | null | undefined): string | u
   if (RFC3339.test(value)) return toClickHouseTime(value) === undefined ? undefined : value;
   return new Date(ms).toISOString();
 }
+
+/** Cuts a tool output so its event line stays under the importer's line limit (a marker says how much was kept). */
+export function truncateOutput(output: string, maxJsonBytes: number): string {
+  const total = Buffer.byteLength(output, 'utf8');
+  const marker = (kept: number): string => `\n[toolcanon: output truncated, ${kept} of ${total} bytes kept]`;
+  const budget = maxJsonBytes - Buffer.byteLength(JSON.stringify(marker(total)), 'utf8');
+  // Binary search the longest prefix whose JSON encoding fits (escapes make bytes ≠ length).
+  let lo = 0;
+  let hi = output.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (Buffer.byteLength(JSON.stringify(output.slice(0, mid)), 'utf8') <= budget) lo = mid;
+    else hi = mid - 1;
+  }
+  // Never split a surrogate pair.
+  const code = output.charCodeAt(lo - 1);
+  if (lo > 0 && code >= 0xd800 && code <= 0xdbff) lo--;
+  const kept = output.slice(0, lo);
+  return kept + marker(Buffer.byteLength(kept, 'utf8'));
+}

@@ -6,6 +6,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { pathsOf, type JsonPath } from '../helpers/json-paths.ts';
 
 export const REPO = new URL('../../', import.meta.url).pathname;
 
@@ -174,23 +175,6 @@ export function depthOfText(text: string): number {
 // ---------------------------------------------------------------------------------------------
 // JSON-level mutations of a seed line.
 
-type JsonPath = readonly (string | number)[];
-
-function pathsOf(value: unknown, prefix: JsonPath = [], out: JsonPath[] = []): JsonPath[] {
-  if (prefix.length >= 6) return out;
-  if (Array.isArray(value)) {
-    value.forEach((v: unknown, i) => {
-      out.push([...prefix, i]);
-      pathsOf(v, [...prefix, i], out);
-    });
-  } else if (typeof value === 'object' && value !== null) {
-    for (const [k, v] of Object.entries(value)) {
-      out.push([...prefix, k]);
-      pathsOf(v, [...prefix, k], out);
-    }
-  }
-  return out;
-}
 
 const HOLE = '\u0001fuzz-hole\u0001';
 const HOLE_JSON = JSON.stringify(HOLE);
@@ -237,7 +221,7 @@ export function jsonMutation(text: string): fc.Arbitrary<string> {
     return fc.constant(text);
   }
   if (typeof value !== 'object' || value === null) return fc.constant(text);
-  const paths = pathsOf(value);
+  const paths = pathsOf(value, 6);
   const top = paths.filter((p) => p.length === 1);
   const anyPath = paths.length > 0 ? fc.constantFrom(...paths) : fc.constant<JsonPath>([]);
   const topPath = top.length > 0 ? fc.constantFrom(...top) : anyPath;

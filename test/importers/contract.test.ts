@@ -14,6 +14,7 @@ import { IMPORTER_IDS, type Importer, type ImporterId, type ParsedFile } from '.
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
+import { pathsOf, type JsonPath } from '../helpers/json-paths.ts';
 
 const FIXTURES = new URL('./', import.meta.url).pathname;
 const PROPERTY = { seed: 14, numRuns: 200 } as const;
@@ -150,24 +151,6 @@ function contractCase(id: ImporterId): ContractCase {
 // ---------------------------------------------------------------------------------------------
 // Generated files.
 
-type JsonPath = readonly (string | number)[];
-
-/** Every member and element path of a JSON value, depth first (the root excluded). */
-function pathsOf(value: unknown, prefix: JsonPath = [], out: JsonPath[] = []): JsonPath[] {
-  if (prefix.length >= 10) return out;
-  if (Array.isArray(value)) {
-    value.forEach((v: unknown, i) => {
-      out.push([...prefix, i]);
-      pathsOf(v, [...prefix, i], out);
-    });
-  } else if (typeof value === 'object' && value !== null) {
-    for (const [k, v] of Object.entries(value)) {
-      out.push([...prefix, k]);
-      pathsOf(v, [...prefix, k], out);
-    }
-  }
-  return out;
-}
 
 /** The replacement that removes the member instead (an array element is spliced out). */
 const REMOVE = Symbol('remove');
@@ -222,7 +205,7 @@ function entriesArb(pool: readonly string[]): fc.Arbitrary<Entry[]> {
     })
     .map(({ text, pick, replacement }): Entry => {
       const value: unknown = JSON.parse(text);
-      const paths = pathsOf(value);
+      const paths = pathsOf(value, 10);
       const path = paths[pick % Math.max(paths.length, 1)];
       return { kind: 'damaged', text: path === undefined ? text : JSON.stringify(damaged(value, path, replacement)) };
     });

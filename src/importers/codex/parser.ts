@@ -5,7 +5,7 @@
 import { basename } from 'node:path';
 import { MCP_HARNESS_PREFIX, MCP_SEPARATOR } from '../../canonical/mcp.ts';
 import { findSpan } from '../../decode/spans.ts';
-import { normaliseTimestamp, stableEventId, toolCallLine, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
+import { normaliseTimestamp, stableEventId, toolCallLine, truncateOutput, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
 import { describeValue, MalformedRecords, readObject, splitCompleteLines, type RawLine } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';
 import {
@@ -245,25 +245,6 @@ function findSession(records: readonly { obj: JsonObject }[], path: string): { i
   return { id: UUID_IN_NAME.exec(name)?.[1] ?? name.replace(/\.jsonl$/i, ''), ts: undefined };
 }
 
-/** Cuts a tool output so the event line stays under MAX_EVENT_LINE_BYTES. */
-function truncateOutput(output: string, maxJsonBytes: number): string {
-  const total = Buffer.byteLength(output, 'utf8');
-  const marker = (kept: number): string => `\n[toolcanon: output truncated, ${kept} of ${total} bytes kept]`;
-  const budget = maxJsonBytes - Buffer.byteLength(JSON.stringify(marker(total)), 'utf8');
-  // Binary search the longest prefix whose JSON encoding fits (escapes make bytes ≠ length).
-  let lo = 0;
-  let hi = output.length;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (Buffer.byteLength(JSON.stringify(output.slice(0, mid)), 'utf8') <= budget) lo = mid;
-    else hi = mid - 1;
-  }
-  // Never split a surrogate pair.
-  const code = output.charCodeAt(lo - 1);
-  if (lo > 0 && code >= 0xd800 && code <= 0xdbff) lo--;
-  const kept = output.slice(0, lo);
-  return kept + marker(Buffer.byteLength(kept, 'utf8'));
-}
 
 export function parseRollout(path: string, data: Buffer): ParsedFile {
   const { lines, completeBytes } = splitCompleteLines(data);

@@ -4,7 +4,7 @@
 // ConversationRecord). Pure: bytes in, events, malformed records and counts out; never throws
 // on a bad record.
 import { findSpan, indexArray, indexObject } from '../../decode/spans.ts';
-import { normaliseTimestamp, stableEventId, toolCallLine, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
+import { normaliseTimestamp, stableEventId, toolCallLine, truncateOutput, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
 import { describeValue, lineAt, MalformedRecords, readObject, splitCompleteLines, type ObjectReading } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';
 import { fileStem, parentSessionOf } from './paths.ts';
@@ -157,23 +157,6 @@ function errorSummary(text: string): string {
   return first.length > MAX_ERROR_CHARS ? first.slice(0, MAX_ERROR_CHARS) : first;
 }
 
-/** Cuts a tool output so the event line stays under MAX_EVENT_LINE_BYTES (never splitting a surrogate pair). */
-function truncateOutput(output: string, maxJsonBytes: number): string {
-  const total = Buffer.byteLength(output, 'utf8');
-  const marker = (kept: number): string => `\n[toolcanon: output truncated, ${kept} of ${total} bytes kept]`;
-  const budget = maxJsonBytes - Buffer.byteLength(JSON.stringify(marker(total)), 'utf8');
-  let lo = 0;
-  let hi = output.length;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (Buffer.byteLength(JSON.stringify(output.slice(0, mid)), 'utf8') <= budget) lo = mid;
-    else hi = mid - 1;
-  }
-  const code = output.charCodeAt(lo - 1);
-  if (lo > 0 && code >= 0xd800 && code <= 0xdbff) lo--;
-  const kept = output.slice(0, lo);
-  return kept + marker(Buffer.byteLength(kept, 'utf8'));
-}
 
 /**
  * The tool name as the events carry it. Gemini CLI registers an MCP tool under its bare name

@@ -127,7 +127,8 @@ describe('a data directory in use, or removed, while a replay writes to it', () 
     const db = join(tmp.dir, 'removed');
     const run = startCli(['replay', input, '--db', db, '--format', 'json', '--no-progress']);
     expect(await waitUntil(run, () => committedParts(db, 'tool_calls').length > 0), run.stderr).toBe(true);
-    rmSync(db, { recursive: true, force: true });
+    // The engine keeps creating files while they are removed (ENOTEMPTY): retried until it stops.
+    rmSync(db, { recursive: true, force: true, maxRetries: 50, retryDelay: 100 });
     const { code } = await run.exited;
     expect(code, run.stderr).toBe(1);
     expect(failureLine(run.stderr)).toBe(

@@ -6,7 +6,7 @@ import { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 
 export function makeTempDir(prefix: string): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), `toolcanon-${prefix}-`));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
 }
 
 export async function openTempSink(prefix: string): Promise<{ sink: ClickHouseSink; dir: string; cleanup: () => Promise<void> }> {

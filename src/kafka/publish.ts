@@ -160,7 +160,8 @@ export async function publishFiles(producer: StreamProducer, files: readonly Inp
     const line = redacted === undefined || redacted.count === 0 ? received : { ...received, raw: redacted.bytes, bytes: redacted.bytes.byteLength };
     const detail = `${received.bytes} bytes: more than ${topic} takes in one record (${why})`;
     // The id replay gives the same line's dead letter: the same bytes from the same place.
-    const deadLetterId = deadLetter(trimLine(line.raw), 'oversized', detail, line.source, '', options.redact !== false).dead_letter_id;
+    // line.raw is already redacted (when redaction is on): not scanned a second time.
+    const deadLetterId = deadLetter(trimLine(line.raw), 'oversized', detail, line.source, '', false).dead_letter_id;
     const dead = { detail, deadLetterId };
     const room = (await prepareDlq()) - RECORD_OVERHEAD_BYTES - extraBytes(toUnpublishedDlqRecord(line, dead, topic, 0));
     let keep = line.bytes <= room ? line.bytes : utf8Cut(line.raw, room);

@@ -2,7 +2,7 @@
 // [REDACTED:github_token:3f9a], and leaves every other byte as it was: JSON text stays valid JSON
 // with the same key order and the same numbers, bytes that are not UTF-8 stay the same bytes.
 import { createHash } from 'node:crypto';
-import { isIdentifierPath, isPlaceholderValue, isSecretName, REDACTION_RULES, type RedactionRule } from './rules.ts';
+import { isIdentifierPath, isPlaceholderValue, isSecretName, kindOfNamed, REDACTION_RULES, type RedactionRule } from './rules.ts';
 
 export interface RedactedText {
   /** The text with every secret replaced (the same string when nothing was). */
@@ -11,12 +11,10 @@ export interface RedactedText {
   readonly count: number;
 }
 
-/** A rule ready to run: its expression, and a literal its matches always contain. */
+/** A rule ready to run: the rule and its expression. */
 interface CompiledRule {
   readonly rule: RedactionRule;
   readonly regex: RegExp;
-  /** Skips the rule at the cost of a literal scan when the text cannot hold a match. */
-  readonly anchor: RegExp | undefined;
 }
 
 interface CompiledPass {
@@ -32,16 +30,6 @@ interface CompiledPass {
 const PREFILTER_SHAPES = /-----BEGIN|sk-|xai-|AIza|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|gldt-|glptt-|glrt-|glcbt-|gloas-|glsoat-|glft-|glimt-|glagent-|glffct-|A3T|AKIA|ASIA|ABIA|ACCA|xox|xapp-|hooks\.slack\.com|eyJ/;
 const PREFILTER_NAMES = /secret|token|passw|passphrase|credential|key|bearer|authorization|:\/\//i;
 
-/** What a name-based rule's match contains besides the name (checked before the rule runs). */
-const ANCHORS: Readonly<Record<string, RegExp>> = {
-  auth_header: /authorization/i,
-  bearer_token: /bearer/i,
-  url_password: /:\/\//,
-  secret_assignment: /=/,
-  secret_flag: /-/,
-  secret_field: /:/,
-};
-
 /**
  * Each rule runs on its own, in the order of REDACTION_RULES (measured: one alternation of
  * all rules ran 3x slower than the rules one by one): the vendor shapes first, then the
@@ -50,7 +38,7 @@ const ANCHORS: Readonly<Record<string, RegExp>> = {
 function compilePass(rules: readonly RedactionRule[], prefilter: RegExp): CompiledPass {
   return {
     prefilter,
-    rules: rules.map((rule) => ({ rule, regex: new RegExp(rule.pattern, rule.caseInsensitive ? 'gi' : 'g'), anchor: ANCHORS[rule.kind] })),
+    rules: rules.map((rule) => ({ rule, regex: new RegExp(rule.pattern, rule.caseInsensitive ? 'gi' : 'g') })),
   };
 }
 
@@ -65,8 +53,8 @@ export function redactionMarker(kind: string, secret: string): string {
 }
 
 function runRule(c: CompiledRule, text: string): RedactedText {
-  if (c.anchor !== undefined && !c.anchor.test(text)) return { text, count: 0 };
   const { rule, regex } = c;
+  if (rule.anchor !== undefined && !rule.anchor.test(text)) return { text, count: 0 };
   regex.lastIndex = 0;
   let out = '';
   let copiedTo = 0;
@@ -79,7 +67,6 @@ function runRule(c: CompiledRule, text: string): RedactedText {
     }
     const groups = m.groups;
     const secret = groups?.['s'] ?? m[0];
-    let kind = rule.kind;
     const name = groups?.['n'];
     if (secret.startsWith('[REDACTED:') || (rule.named && (name === undefined || !isSecretName(name) || isPlaceholderValue(secret) || isCode(rule, secret, text, m.index + m[0].length)))) {
       // Not a secret's name: look again from the next character (a token inside this match,
@@ -87,7 +74,7 @@ function runRule(c: CompiledRule, text: string): RedactedText {
       regex.lastIndex = m.index + 1;
       continue;
     }
-    if (name !== undefined && /aws.?secret/i.test(name)) kind = 'aws_secret_key';
+    const kind = name === undefined ? rule.kind : kindOfNamed(rule.kind, name);
     const secretStart = m.index + (groups?.['s'] === undefined ? 0 : m[0].lastIndexOf(secret));
     out += text.slice(copiedTo, secretStart) + redactionMarker(kind, secret);
     copiedTo = secretStart + secret.length;
@@ -115,7 +102,7 @@ function runPass(pass: CompiledPass, text: string): RedactedText {
  * (`token = Token.sign(`) or is a path of identifiers (`token = socket.assigns.token`).
  */
 function isCode(rule: RedactionRule, value: string, text: string, end: number): boolean {
-  if (rule.kind !== 'secret_assignment') return false;
+  if (rule.codeAware !== true) return false;
   const c = text.charCodeAt(end);
   return c === 40 /* ( */ || c === 46 /* . */ || isIdentifierPath(value);
 }

@@ -18,6 +18,10 @@ export interface RedactionRule {
   /** Rules whose names decide: the named group `n` must name a secret (see isSecretName). */
   readonly named?: true;
   readonly caseInsensitive?: true;
+  /** A literal every match contains besides the name: a text without it skips the rule. */
+  readonly anchor?: RegExp;
+  /** Matches may be code (`token = socket.assigns.token`, `token = Token.sign(`): those are kept. */
+  readonly codeAware?: true;
 }
 
 /** Not preceded by a character that would make the match the tail of a longer token. */
@@ -41,13 +45,18 @@ export const REDACTION_RULES: readonly RedactionRule[] = [
   { kind: 'slack_token', description: 'Slack bot, user, app, config and refresh tokens (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxr-, xoxe-, xapp-)', after: 'gitleaks slack-bot-token, slack-user-token, slack-app-token, slack-config-access-token; secretlint-rule-slack', pattern: String.raw`${START}(?:xox[abposre](?:\.[a-z0-9]+)?-[A-Za-z0-9\-]{10,255}|xapp-[0-9]-[A-Z0-9]{6,}-[0-9]{6,}-[A-Za-z0-9]{20,})${END}` },
   { kind: 'slack_webhook', description: 'Slack incoming-webhook and workflow URLs (the path after hooks.slack.com)', after: 'gitleaks slack-webhook-url; secretlint-rule-slack', pattern: String.raw`hooks\.slack\.com/(?<s>(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{20,255})` },
   { kind: 'jwt', description: 'JSON Web Tokens (eyJ….eyJ….signature)', after: 'gitleaks jwt', pattern: String.raw`${START}eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{0,1024}=?=?` },
-  { kind: 'auth_header', description: 'Authorization / Proxy-Authorization headers: the credential after Bearer, Basic, Token, Digest or Bot', after: 'gitleaks curl-auth-header, generic authorization; secretlint-rule-basicauth', pattern: String.raw`\b(?:proxy-)?authorization[ \t]*:[ \t]*(?:bearer|basic|token|digest|bot)[ \t]+(?<s>[A-Za-z0-9\-._~+/]+=*)`, caseInsensitive: true },
-  { kind: 'bearer_token', description: 'a Bearer credential outside a header line (16+ characters, with a digit)', after: 'gitleaks curl-auth-header', pattern: String.raw`\bbearer[ \t]+(?<s>(?=[A-Za-z\-._~+/]*[0-9])[A-Za-z0-9\-._~+/]{16,4096}=*)`, caseInsensitive: true },
-  { kind: 'url_password', description: 'the password of a URL with credentials (scheme://user:password@host)', after: 'gitleaks generic URL credentials; secretlint-rule-database-connection-string, secretlint-rule-basicauth', pattern: String.raw`\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@"\\]{1,256}:(?<s>[^\s@/"\\]{1,256})(?=@)`, caseInsensitive: true },
-  { kind: 'secret_assignment', description: 'NAME=value (env, .env, shell, ini) where the name says secret, token, password or key', after: 'gitleaks generic-api-key (keyword form)', pattern: String.raw`(?<![A-Za-z0-9_.\-])(?<n>[A-Za-z_][A-Za-z0-9_.\-]{0,80})[ \t]{0,4}=[ \t]{0,4}${OPEN_QUOTE}(?<s>${VALUE})`, named: true, caseInsensitive: true },
-  { kind: 'secret_flag', description: '--name value / --name=value where the flag says secret, token, password or key', after: 'gitleaks generic-api-key (keyword form)', pattern: String.raw`(?<![A-Za-z0-9_\-])--?(?<n>[A-Za-z][A-Za-z0-9_\-]{1,60})(?:[ \t]{1,4}|=)${OPEN_QUOTE}(?<s>${VALUE})`, named: true, caseInsensitive: true },
-  { kind: 'secret_field', description: 'a JSON / YAML-flow field "name": "value" where the name says secret, token, password or key (string values only)', after: 'gitleaks generic-api-key (keyword form)', pattern: String.raw`(?<q>\\?["'])(?<n>[A-Za-z_][A-Za-z0-9_.\-]{0,80})\k<q>[ \t]{0,4}:[ \t]{0,4}\\?["'](?<s>[^"'\\]{3,512})`, named: true, caseInsensitive: true },
+  { kind: 'auth_header', description: 'Authorization / Proxy-Authorization headers: the credential after Bearer, Basic, Token, Digest or Bot', after: 'gitleaks curl-auth-header, generic authorization; secretlint-rule-basicauth', pattern: String.raw`\b(?:proxy-)?authorization[ \t]*:[ \t]*(?:bearer|basic|token|digest|bot)[ \t]+(?<s>[A-Za-z0-9\-._~+/]+=*)`, caseInsensitive: true, anchor: /authorization/i },
+  { kind: 'bearer_token', description: 'a Bearer credential outside a header line (16+ characters, with a digit)', after: 'gitleaks curl-auth-header', pattern: String.raw`\bbearer[ \t]+(?<s>(?=[A-Za-z\-._~+/]*[0-9])[A-Za-z0-9\-._~+/]{16,4096}=*)`, caseInsensitive: true, anchor: /bearer/i },
+  { kind: 'url_password', description: 'the password of a URL with credentials (scheme://user:password@host)', after: 'gitleaks generic URL credentials; secretlint-rule-database-connection-string, secretlint-rule-basicauth', pattern: String.raw`\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@"\\]{1,256}:(?<s>[^\s@/"\\]{1,256})(?=@)`, caseInsensitive: true, anchor: /:\/\// },
+  { kind: 'secret_assignment', description: 'NAME=value (env, .env, shell, ini) where the name says secret, token, password or key', after: 'gitleaks generic-api-key (keyword form)', pattern: String.raw`(?<![A-Za-z0-9_.\-])(?<n>[A-Za-z_][A-Za-z0-9_.\-]{0,80})[ \t]{0,4}=[ \t]{0,4}${OPEN_QUOTE}(?<s>${VALUE})`, named: true, caseInsensitive: true, anchor: /=/, codeAware: true },
+  { kind: 'secret_flag', description: '--name value / --name=value where the flag says secret, token, password or key', after: 'gitleaks generic-api-key (keyword form)', pattern: String.raw`(?<![A-Za-z0-9_\-])--?(?<n>[A-Za-z][A-Za-z0-9_\-]{1,60})(?:[ \t]{1,4}|=)${OPEN_QUOTE}(?<s>${VALUE})`, named: true, caseInsensitive: true, anchor: /-/ },
+  { kind: 'secret_field', description: 'a JSON / YAML-flow field "name": "value" where the name says secret, token, password or key (string values only)', after: 'gitleaks generic-api-key (keyword form)', pattern: String.raw`(?<q>\\?["'])(?<n>[A-Za-z_][A-Za-z0-9_.\-]{0,80})\k<q>[ \t]{0,4}:[ \t]{0,4}\\?["'](?<s>[^"'\\]{3,512})`, named: true, caseInsensitive: true, anchor: /:/ },
 ];
+
+/** The kind a named rule's match is marked with: its own, or aws_secret_key under an AWS secret's name. */
+export function kindOfNamed(kind: string, name: string): string {
+  return /aws.?secret/i.test(name) ? 'aws_secret_key' : kind;
+}
 
 /** Name parts that on their own say the value is a secret. */
 const SECRET_WORD = /(?:secret|token|passw(?:or)?d|passphrase|credentials?|apikey|accesskey|secretkey|privatekey|authkey)$/;

@@ -8,7 +8,7 @@ import { loadImporter } from '../../src/importers/registry.ts';
 import { runImport } from '../../src/importers/run.ts';
 import { replayPaths, type PipelineCounts } from '../../src/pipeline.ts';
 import { toolsReportSql } from '../../src/cli/reports.ts';
-import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import { INSERT_COLUMNS, type ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
 import { ROOT, runCli } from '../helpers/worker.ts';
 
@@ -27,7 +27,7 @@ const SECRETS: readonly string[] = [
   /s\.AbCdEf123456/g, /Tr0ub4dor&3/g, /cs_9f8e7d6c/g, /sk_live_51Habc0123456789/g, /(?<=Bearer )[A-Za-z0-9]{40}/g,
 ].flatMap((re) => [...new Set([...INPUT.matchAll(re)].map((m) => m[0]))]);
 
-const TABLES = ['tool_calls', 'dead_letters', 'token_usage', 'threshold_breaches', 'mcp_events', 'mcp_server_state', 'mcp_tool_registrations', 'discovery_events'];
+const TABLES = Object.keys(INSERT_COLUMNS);
 
 /** Every row of every table as JSON text (raw bytes of dead letters included). */
 async function everything(sink: ClickHouseSink): Promise<string> {

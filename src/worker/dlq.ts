@@ -1,6 +1,6 @@
 // The dead-letter topic: what a poison record becomes there (a record the worker consumed, or a
-// line `toolcanon produce` could not publish), and how the worker learns which records of a batch
-// were dead-lettered (it watches the batch writer's dead-letter inserts).
+// line `toolcanon produce` could not publish), and the source text of a Kafka record. How the
+// worker finds a batch's poison records and publishes them: dead-letter-publisher.ts.
 import type { OutgoingRecord } from '../kafka/client.ts';
 import type { DeadLetterRow } from '../model/records.ts';
 
@@ -80,22 +80,6 @@ export function toUnpublishedDlqRecord(
       [DLQ_HEADERS.originSource]: line.source,
       [DLQ_HEADERS.deadLetterId]: dead.deadLetterId,
       ...(cut ? { [DLQ_HEADERS.valueOriginalBytes]: String(line.raw.byteLength) } : {}),
-    },
-  };
-}
-
-/**
- * Remembers every dead-letter row ClickHouse acknowledged, by source, through the batch
- * writer's hook. The batch writer decides what is a dead letter; this is how the worker finds
- * out which of its records those were without decoding them twice. A retried flush reports the
- * same rows again, which the map absorbs.
- */
-export function trackDeadLetters(): { acknowledged: Map<string, DeadLetterRow>; onDeadLettersWritten: (rows: readonly DeadLetterRow[]) => void } {
-  const acknowledged = new Map<string, DeadLetterRow>();
-  return {
-    acknowledged,
-    onDeadLettersWritten: (rows) => {
-      for (const row of rows) acknowledged.set(row.source, row);
     },
   };
 }

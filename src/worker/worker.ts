@@ -12,28 +12,25 @@
 // - A rebalance starts a new "generation": the buffered, uncommitted events of the previous one
 //   are dropped (the new owner of each partition reads them again from the last commit) and the
 //   batch writer, whose accounting state follows sessions, starts fresh.
-import { redactBytes, redactText } from '../redact/redact.ts';
+//
+// The parts it composes: the offset ledger (what each generation took and may commit,
+// offset-ledger.ts), the dead-letter queue and publisher (poison records to the dead-letter topic,
+// dead-letter-publisher.ts), the progress reporter (lag and the progress line, progress.ts); the
+// Kafka client behind src/kafka/client.ts. What stays here: connection, generations, intake,
+// pipelining, retry and flow control.
+import { redactText } from '../redact/redact.ts';
 import { hostname } from 'node:os';
 import { nowClickHouseTime } from '../decode/event.ts';
-import {
-  createKafkaClient,
-  isMessageTooLargeError,
-  isRebalanceError,
-  type BatchContext,
-  type ConsumedRecord,
-  type KafkaAdmin,
-  type KafkaClient,
-  type OutgoingRecord,
-  type StreamConsumer,
-  type StreamProducer,
-} from '../kafka/client.ts';
-import type { DeadLetterRow } from '../model/records.ts';
+import { createKafkaClient, isRebalanceError, type BatchContext, type KafkaAdmin, type KafkaClient, type StreamConsumer, type StreamProducer } from '../kafka/client.ts';
 import { BatchWriter, emptyCounts, type PipelineCounts } from '../pipeline.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { backoffDelayMs, sleep } from './backoff.ts';
 import type { WorkerConfig } from './config.ts';
-import { DLQ_HEADERS, parseRecordSource, recordSource, toDlqRecord, trackDeadLetters } from './dlq.ts';
+import { DeadLetterPublisher, DeadLetterQueue } from './dead-letter-publisher.ts';
+import { recordSource } from './dlq.ts';
 import { Mutex } from './mutex.ts';
+import { OffsetLedger } from './offset-ledger.ts';
+import { ProgressReporter } from './progress.ts';
 import { createWorkerTelemetry, type WorkerTelemetry } from './telemetry.ts';
 
 const EMPTY = Buffer.alloc(0);
@@ -85,54 +82,22 @@ export interface WorkerSummary {
   readonly peakRssBytes: number;
 }
 
-interface BufferedRecord {
-  readonly partition: number;
-  readonly offset: string;
-  readonly key: Buffer | null;
-  readonly value: Buffer | null;
-}
-
-/** What the commit needs to know of a batch: its offsets, its size and its poison records. */
-interface BatchMarks {
-  /** The poison records among it, their original bytes kept for the dead-letter topic. */
-  records: BufferedRecord[];
-  /** Partition -> offset of its last record. */
-  lastAdded: Map<number, string>;
-  events: number;
-}
-
-function emptyMarks(): BatchMarks {
-  return { records: [], lastAdded: new Map(), events: 0 };
-}
-
 /** Everything that belongs to one membership of the group (one assignment). */
 interface Generation {
   readonly id: number;
   readonly writer: BatchWriter;
-  /** Dead-letter rows ClickHouse acknowledged during the current flush, by source. */
-  readonly deadLetters: Map<string, DeadLetterRow>;
-  /** Marks of the events in the writer's buffer. */
-  marks: BatchMarks;
-  /** Marks of the writer's sealed batch (being written, or left by a failed write). */
-  sealed: BatchMarks | undefined;
+  /** Offsets of the writer's open and sealed batches, and what may be committed. */
+  readonly offsets: OffsetLedger;
+  /** Poison records of the writer's batches, and those waiting for the dead-letter topic. */
+  readonly deadLetters: DeadLetterQueue;
   /**
    * The sealed batch's write, dead-letter publish and commit, running while the next batch is
    * decoded (cleared when done); resolves false when it gave up. Every settle awaits it first.
    */
   inFlight: Promise<boolean> | undefined;
-  /** Partition -> next offset to commit (everything before it is acknowledged). */
-  readonly toCommit: Map<number, string>;
-  /** Poison records acknowledged by ClickHouse, not yet by the dead-letter topic. */
-  dlqPending: OutgoingRecord[];
-  /** Events flushed whose offsets are not committed yet. */
-  flushedUncommitted: number;
-  /** No commit-only retry from the timer before this time (after a failed commit). */
-  nextCommitRetryAtMs: number;
   firstPendingAtMs: number | undefined;
   /** The latest batch context: heartbeats and commits go through it. */
   context: BatchContext | undefined;
-  /** Set when a heartbeat or commit found the group rebalancing. */
-  rebalance: unknown;
 }
 
 export interface WorkerOptions {
@@ -163,19 +128,16 @@ export class StreamWorker {
   private readonly log: (line: string) => void;
   private readonly client: KafkaClient;
   private readonly telemetry: WorkerTelemetry;
+  private readonly progress = new ProgressReporter();
+  private readonly dlq: DeadLetterPublisher;
   private readonly lock = new Mutex();
   private consumer: StreamConsumer | undefined;
   private producer: StreamProducer | undefined;
   private admin: KafkaAdmin | undefined;
   private generationSeq = 0;
   private gen: Generation;
-  private assigned: readonly number[] = [];
   private paused = false;
   private failing: { step: string; attempts: number; sinceMs: number; message: string } | undefined;
-  private readonly committed = new Map<number, bigint>();
-  private lagByPartition = new Map<number, bigint>();
-  /** Latest known high watermark per assigned partition (from fetches and the progress report). */
-  private readonly highWatermarks = new Map<number, bigint>();
   private stopping = false;
   /** Set once the shutdown disconnects the clients: a client connected after that closes itself. */
   private clientsClosing = false;
@@ -201,10 +163,11 @@ export class StreamWorker {
       options.client ??
       createKafkaClient({ brokers: this.config.brokers, clientId: this.config.clientId, log: this.log, ...(this.config.security ? { security: this.config.security } : {}) });
     this.telemetry = createWorkerTelemetry(this.config.topic, this.config.groupId, {
-      lagByPartition: () => this.lagByPartition,
+      lagByPartition: () => this.progress.lagByPartition,
       bufferedEvents: () => this.gen.writer.pending,
       isPaused: () => this.paused,
     });
+    this.dlq = new DeadLetterPublisher({ dlqTopic: this.config.dlqTopic, log: this.log, telemetry: this.telemetry });
     this.gen = this.newGeneration();
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
@@ -272,11 +235,11 @@ export class StreamWorker {
   status(): WorkerStatus {
     return {
       generation: this.gen.id,
-      assignedPartitions: this.assigned,
+      assignedPartitions: this.progress.partitions,
       bufferedEvents: this.gen.writer.pending,
       paused: this.paused,
       failing: this.failing,
-      committedOffsets: this.committed,
+      committedOffsets: this.progress.committed,
       counts: this.counts,
       stats: this.stats,
     };
@@ -313,7 +276,7 @@ export class StreamWorker {
       const gen = this.gen;
       const attempt = this.lock.run(() => this.settle(gen, 'shutdown', deadline));
       settled = await raceDeadline(attempt, deadline, false);
-      settled = settled && gen === this.gen && gen.writer.pending === 0 && gen.toCommit.size === 0 && gen.dlqPending.length === 0;
+      settled = settled && gen === this.gen && gen.writer.pending === 0 && !gen.offsets.hasUncommitted && gen.deadLetters.pending.length === 0;
     } else {
       // After a crash nothing more is committed, but a batch being written is let finish (or
       // time out), so that nothing runs against the sink once the worker reported it stopped.
@@ -342,23 +305,18 @@ export class StreamWorker {
   }
 
   private newGeneration(): Generation {
-    const tracked = trackDeadLetters();
+    const id = this.generationSeq++;
+    const deadLetters = new DeadLetterQueue();
     return {
-      id: this.generationSeq++,
+      id,
       writer: new BatchWriter(this.sink, this.counts, { maxBatchRows: this.config.batchMaxRows, maxBatchBytes: this.config.batchMaxBytes }, this.config.accounting, {
-        onDeadLettersWritten: tracked.onDeadLettersWritten,
+        onDeadLettersWritten: deadLetters.onDeadLettersWritten,
       }),
-      deadLetters: tracked.acknowledged,
-      marks: emptyMarks(),
-      sealed: undefined,
+      offsets: new OffsetLedger(id),
+      deadLetters,
       inFlight: undefined,
-      toCommit: new Map(),
-      dlqPending: [],
-      flushedUncommitted: 0,
-      nextCommitRetryAtMs: 0,
       firstPendingAtMs: undefined,
       context: undefined,
-      rebalance: undefined,
     };
   }
 
@@ -367,13 +325,10 @@ export class StreamWorker {
     const old = this.gen;
     const dropped = old.writer.pending;
     this.gen = this.newGeneration();
-    this.assigned = partitions;
+    this.progress.assign(partitions);
     this.stats.rebalances++;
     this.stats.bufferedEventsDropped += dropped;
     this.telemetry.rebalanced(dropped);
-    for (const p of [...this.committed.keys()]) if (!partitions.includes(p)) this.committed.delete(p);
-    for (const p of [...this.lagByPartition.keys()]) if (!partitions.includes(p)) this.lagByPartition.delete(p);
-    for (const p of [...this.highWatermarks.keys()]) if (!partitions.includes(p)) this.highWatermarks.delete(p);
     // A paused worker would never fetch again to find out whether ClickHouse is back.
     if (this.paused && !this.stopping) this.setPaused(false);
     const list = partitions.length ? partitions.join(',') : 'none';
@@ -400,13 +355,13 @@ export class StreamWorker {
       };
       this.firstConsumedAtMs ??= Date.now();
       for (const record of batch.records) {
-        if (this.stopping || gen !== this.gen || gen.rebalance !== undefined || !ctx.isRunning()) break;
+        if (this.stopping || gen !== this.gen || gen.offsets.isRebalancing || !ctx.isRunning()) break;
         const value = record.value ?? EMPTY;
-        const due = gen.writer.add({ bytes: value, source: recordSource(batch.topic, batch.partition, record.offset) }, ingestedAt, limits);
-        // Only poison records are kept (copied: a record's bytes pin the whole fetch buffer).
-        if (gen.writer.lastKind === 'dead') gen.marks.records.push(toBuffered(batch.partition, record));
-        gen.marks.lastAdded.set(batch.partition, record.offset);
-        gen.marks.events++;
+        const source = recordSource(batch.topic, batch.partition, record.offset);
+        const due = gen.writer.add({ bytes: value, source }, ingestedAt, limits);
+        // Only poison records are kept, with their position, for the dead-letter topic.
+        if (gen.writer.lastKind === 'dead') gen.deadLetters.keep(source, { topic: batch.topic, partition: batch.partition, offset: record.offset, key: record.key, value: record.value });
+        gen.offsets.add(batch.partition, record.offset);
         gen.firstPendingAtMs ??= Date.now();
         ctx.markFetched(record.offset);
         added++;
@@ -420,8 +375,7 @@ export class StreamWorker {
         }
       }
       account();
-      this.highWatermarks.set(batch.partition, BigInt(batch.highWatermark));
-      this.updateLag(batch.partition);
+      this.progress.noteHighWatermark(batch.partition, BigInt(batch.highWatermark));
       if (gen === this.gen && gen.firstPendingAtMs !== undefined && Date.now() - gen.firstPendingAtMs >= this.config.batchMaxWaitMs) {
         await this.settle(gen, 'time');
       }
@@ -429,16 +383,16 @@ export class StreamWorker {
     if (gen !== this.gen || this.stopping) return;
     // Find out about a rebalance here, while the buffered events can still be committed:
     // Kafka accepts commits of the current generation until every member has rejoined.
-    if (gen.rebalance === undefined) {
+    if (!gen.offsets.isRebalancing) {
       try {
         await ctx.heartbeat();
       } catch (error) {
         if (!isRebalanceError(error)) throw error;
-        gen.rebalance = error;
+        gen.offsets.noteRebalance(error);
       }
     }
-    if (gen.rebalance !== undefined) {
-      const error = gen.rebalance;
+    if (gen.offsets.isRebalancing) {
+      const error = gen.offsets.rebalance;
       await this.lock.run(() => this.settle(gen, 'rebalance', Date.now() + REBALANCE_SETTLE_MS));
       throw error; // the client rejoins the group; onAssigned starts the next generation
     }
@@ -451,8 +405,8 @@ export class StreamWorker {
     // only make the next batches small.
     if (gen.inFlight !== undefined) return;
     const overdue = gen.firstPendingAtMs !== undefined && Date.now() - gen.firstPendingAtMs >= this.config.batchMaxWaitMs;
-    const retryCommit = gen.toCommit.size > 0 && Date.now() >= gen.nextCommitRetryAtMs;
-    if (!overdue && gen.dlqPending.length === 0 && !retryCommit) return;
+    const retryCommit = gen.offsets.hasUncommitted && Date.now() >= gen.offsets.nextCommitRetryAtMs;
+    if (!overdue && gen.deadLetters.pending.length === 0 && !retryCommit) return;
     this.lock.run(() => this.settle(gen, 'time')).catch((e: unknown) => this.log(`Flush failed: ${(e as Error).message}`));
   }
 
@@ -467,7 +421,7 @@ export class StreamWorker {
     // sealed, or acknowledged and not yet committed. The steps below retry it.
     await gen.inFlight;
     if (gen !== this.gen) return false;
-    while (gen.sealed !== undefined || gen.writer.buffered > 0) {
+    while (gen.offsets.hasSealed || gen.writer.buffered > 0) {
       this.sealBatch(gen);
       const flushed = await this.retrying(gen, 'ClickHouse insert', deadlineMs, () => this.writeSealedOnce(gen, trigger));
       if (!flushed) return false;
@@ -476,11 +430,11 @@ export class StreamWorker {
   }
 
   private async publishAndCommit(gen: Generation, deadlineMs?: number): Promise<boolean> {
-    if (gen.dlqPending.length > 0) {
+    if (gen.deadLetters.pending.length > 0) {
       const published = await this.retrying(gen, 'dead-letter topic', deadlineMs, () => this.publishDeadLetters(gen));
       if (!published) return false;
     }
-    if (gen.toCommit.size > 0) return this.commit(gen);
+    if (gen.offsets.hasUncommitted) return this.commit(gen);
     return true;
   }
 
@@ -511,10 +465,10 @@ export class StreamWorker {
 
   /** Seals the writer's buffer as the batch to write next, unless a batch is sealed already. */
   private sealBatch(gen: Generation): void {
-    if (gen.sealed !== undefined || gen.writer.buffered === 0) return;
+    if (gen.offsets.hasSealed || gen.writer.buffered === 0) return;
     gen.writer.seal();
-    gen.sealed = gen.marks;
-    gen.marks = emptyMarks();
+    gen.offsets.seal();
+    gen.deadLetters.seal();
     gen.firstPendingAtMs = undefined;
   }
 
@@ -537,7 +491,7 @@ export class StreamWorker {
         await this.sleepAlive(gen, delayMs);
         // A shutdown that gave up on this batch woke the sleep: no attempt after its deadline.
         if (this.stopAbort.signal.aborted || Date.now() > deadline) return false;
-        if (gen.rebalance !== undefined && gen.context !== undefined && !this.stopping) {
+        if (gen.offsets.isRebalancing && gen.context !== undefined && !this.stopping) {
           // Another member waits for this one to rejoin; the batch is consumed again after it.
           return false;
         }
@@ -547,86 +501,43 @@ export class StreamWorker {
 
   /** One attempt at writing the sealed batch; on success its offsets become committable. */
   private async writeSealedOnce(gen: Generation, trigger: string): Promise<void> {
-    const marks = gen.sealed;
-    if (marks === undefined) return;
+    if (!gen.offsets.hasSealed) return;
     const rowsBefore = this.counts.rowsWritten;
     const deadBefore = this.counts.deadLetters;
     const started = performance.now();
-    await this.telemetry.inSpan('toolcanon.worker.flush', { 'toolcanon.batch.events': marks.events, 'toolcanon.flush.trigger': trigger }, () => this.whileAlive(gen, gen.writer.writeSealed()));
+    await this.telemetry.inSpan('toolcanon.worker.flush', { 'toolcanon.batch.events': gen.offsets.sealedEvents, 'toolcanon.flush.trigger': trigger }, () => this.whileAlive(gen, gen.writer.writeSealed()));
     const durationMs = performance.now() - started;
     this.stats.flushes++;
     this.telemetry.rowsWritten(this.counts.rowsWritten - rowsBefore, this.counts.deadLetters - deadBefore, durationMs);
     // Everything in the batch is acknowledged: its offsets may be committed once the poison
     // records among it are in the dead-letter topic.
-    if (gen.deadLetters.size > 0) {
-      const bySource = new Map<string, BufferedRecord>();
-      for (const r of marks.records) bySource.set(recordSource(this.config.topic, r.partition, r.offset), r);
-      for (const [source, dead] of gen.deadLetters) {
-        const origin = parseRecordSource(source);
-        const original = bySource.get(source);
-        if (origin === undefined || original === undefined) continue;
-        // The record as received, but for the secrets its stored dead letter had redacted.
-        const value = dead.redactions > 0 && original.value !== null ? redactBytes(original.value).bytes : original.value;
-        gen.dlqPending.push(toDlqRecord({ key: original.key, value }, dead, origin));
-        this.telemetry.deadLettered(dead.reason);
-      }
-      gen.deadLetters.clear();
-    }
-    gen.flushedUncommitted += marks.events;
-    for (const [partition, offset] of marks.lastAdded) gen.toCommit.set(partition, (BigInt(offset) + 1n).toString());
-    gen.sealed = undefined;
+    for (const dead of gen.deadLetters.acknowledgeSealed()) this.telemetry.deadLettered(dead.reason);
+    gen.offsets.acknowledgeSealed();
   }
 
   private async publishDeadLetters(gen: Generation): Promise<void> {
     const producer = this.producer;
     if (producer === undefined) throw new Error('no producer for the dead-letter topic');
-    const records = gen.dlqPending;
-    await this.telemetry.inSpan('toolcanon.worker.dlq_publish', { 'toolcanon.dlq.records': records.length }, async () => {
-      try {
-        await this.whileAlive(gen, producer.send(this.config.dlqTopic, records));
-      } catch (error) {
-        if (!isMessageTooLargeError(error)) throw error;
-        // One at a time, so only a record the dead-letter topic cannot hold loses its value
-        // there (its bytes stay in dead_letters.raw); everything else goes as it is.
-        for (const record of records) {
-          try {
-            await producer.send(this.config.dlqTopic, [record]);
-          } catch (e) {
-            if (!isMessageTooLargeError(e)) throw e;
-            const size = Buffer.byteLength(record.value ?? '');
-            this.log(`Dead-letter record of ${String(record.headers?.[DLQ_HEADERS.originTopic])}/${String(record.headers?.[DLQ_HEADERS.originPartition])}/${String(record.headers?.[DLQ_HEADERS.originOffset])} is too large for ${this.config.dlqTopic} (${size} bytes); publishing it without its value.`);
-            await producer.send(this.config.dlqTopic, [{ key: record.key, value: null, headers: { ...record.headers, [DLQ_HEADERS.valueOmittedBytes]: String(size) } }]);
-          }
-        }
-      }
-    });
-    this.stats.dlqPublished += records.length;
-    this.telemetry.dlqPublished(records.length);
-    gen.dlqPending = [];
+    this.stats.dlqPublished += await this.dlq.publish(producer, gen.deadLetters, (work) => this.whileAlive(gen, work));
   }
 
   private async commit(gen: Generation): Promise<boolean> {
-    const offsets = [...gen.toCommit].map(([partition, offset]) => ({ partition, offset }));
+    const offsets = gen.offsets.offsetsToCommit();
     for (let attempt = 1; attempt <= COMMIT_ATTEMPTS; attempt++) {
       if (gen !== this.gen || gen.context === undefined) return false;
       try {
         const context = gen.context;
         await this.telemetry.inSpan('toolcanon.worker.commit', { 'toolcanon.commit.partitions': offsets.length }, () => context.commit(offsets));
-        for (const { partition, offset } of offsets) {
-          this.committed.set(partition, BigInt(offset));
-          this.updateLag(partition);
-          if (gen.toCommit.get(partition) === offset) gen.toCommit.delete(partition);
-        }
-        this.stats.eventsCommitted += gen.flushedUncommitted;
+        for (const { partition, offset } of offsets) this.progress.noteCommitted(partition, BigInt(offset));
+        this.stats.eventsCommitted += gen.offsets.committed(offsets);
         this.lastCommitAtMs = Date.now();
-        gen.flushedUncommitted = 0;
         this.stats.commits++;
         this.telemetry.committed(offsets.length);
         return true;
       } catch (error) {
         this.stats.commitFailures++;
         if (isRebalanceError(error)) {
-          gen.rebalance ??= error;
+          gen.offsets.noteRebalance(error);
           this.log(`Commit refused, the group is rebalancing: the written events after the last commit are consumed again (and deduplicated).`);
           return false;
         }
@@ -635,7 +546,7 @@ export class StreamWorker {
       }
     }
     // The rows are written; the offsets are committed with the next batch (or retried by the timer).
-    gen.nextCommitRetryAtMs = Date.now() + this.config.retry.maxMs;
+    gen.offsets.nextCommitRetryAtMs = Date.now() + this.config.retry.maxMs;
     return false;
   }
 
@@ -655,7 +566,7 @@ export class StreamWorker {
 
   private heartbeat(gen: Generation): void {
     gen.context?.heartbeat().catch((error: unknown) => {
-      if (isRebalanceError(error)) gen.rebalance ??= error;
+      if (isRebalanceError(error)) gen.offsets.noteRebalance(error);
     });
   }
 
@@ -683,27 +594,9 @@ export class StreamWorker {
     else this.consumer?.resume();
   }
 
-  private updateLag(partition: number): void {
-    const high = this.highWatermarks.get(partition);
-    const committed = this.committed.get(partition);
-    if (high !== undefined && committed !== undefined) this.lagByPartition.set(partition, high > committed ? high - committed : 0n);
-  }
-
   private async reportProgress(): Promise<void> {
     try {
-      if (this.admin && this.assigned.length) {
-        const highs = await this.admin.highWatermarks(this.config.topic);
-        const missing = this.assigned.filter((p) => !this.committed.has(p));
-        const fromGroup = missing.length ? await this.admin.committedOffsets(this.config.groupId, this.config.topic) : new Map<number, bigint>();
-        const lag = new Map<number, bigint>();
-        for (const p of this.assigned) {
-          const high = highs.get(p) ?? 0n;
-          this.highWatermarks.set(p, high);
-          const committed = this.committed.get(p) ?? fromGroup.get(p) ?? 0n;
-          lag.set(p, high > committed ? high - committed : 0n);
-        }
-        this.lagByPartition = lag;
-      }
+      if (this.admin) await this.progress.refresh(this.admin, this.config.topic, this.config.groupId);
     } catch {
       // Lag is informative only; the next report tries again.
     }
@@ -713,29 +606,19 @@ export class StreamWorker {
   /** One line: counters, state and lag per partition (high watermark minus committed offset). */
   progressLine(label: string): string {
     const c = this.counts;
-    const lag = [...this.lagByPartition].sort(([a], [b]) => a - b).map(([p, n]) => `${p}:${n}`).join(',');
-    return (
-      `${label}: consumed=${this.stats.eventsConsumed} written=${c.rowsWritten} dead_lettered=${c.deadLetters} ` +
-      `dlq_published=${this.stats.dlqPublished} committed=${this.stats.eventsCommitted} buffered=${this.gen.writer.pending} ` +
-      `flushes=${this.stats.flushes} failed_flushes=${this.stats.flushFailures} paused=${this.paused} ` +
-      `partitions=${this.assigned.join(',') || '-'} lag=${lag || '-'} ${memoryFields()}`
-    );
+    const s = this.stats;
+    return this.progress.line(label, {
+      consumed: s.eventsConsumed,
+      written: c.rowsWritten,
+      deadLettered: c.deadLetters,
+      dlqPublished: s.dlqPublished,
+      committed: s.eventsCommitted,
+      buffered: this.gen.writer.pending,
+      flushes: s.flushes,
+      failedFlushes: s.flushFailures,
+      paused: this.paused,
+    });
   }
-}
-
-/** Resident memory and the JavaScript heap's share of it, in MiB. */
-function memoryFields(): string {
-  const m = process.memoryUsage();
-  const mib = (n: number): string => (n / 2 ** 20).toFixed(0);
-  return `rss_mib=${mib(m.rss)} heap_mib=${mib(m.heapUsed)} external_mib=${mib(m.external)}`;
-}
-
-function toBuffered(partition: number, record: ConsumedRecord): BufferedRecord {
-  return { partition, offset: record.offset, key: copyOf(record.key), value: copyOf(record.value) };
-}
-
-function copyOf(bytes: Buffer | null): Buffer | null {
-  return bytes === null ? null : Buffer.from(bytes);
 }
 
 function yieldToLoop(): Promise<void> {

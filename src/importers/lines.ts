@@ -16,40 +16,82 @@ export interface RawLine {
 }
 
 /**
- * The complete lines of a JSONL file. A last line without a trailing newline counts only when
- * it parses as JSON (a finished file without a final newline); otherwise it is still being
- * written and is left for the next import. Blank lines are skipped.
+ * Splits a file into complete lines as its bytes arrive, chunk by chunk, with the rules every
+ * JSONL importer shares: CR before LF stripped, blank lines skipped (but counted in line
+ * numbers), and a last line without a trailing newline counted only when it parses as JSON (a
+ * finished file without a final newline); otherwise it is still being written and is left for
+ * the next import, and `completeBytes` stops before it. What it holds between chunks is the one
+ * line not yet ended (a line's bytes are copied only when it spans chunks).
  */
+export class LineSplitter {
+  private carry: Buffer[] = [];
+  /** File offset of the first byte not yet part of an emitted line. */
+  private offset = 0;
+  private lineNo = 0;
+  /** Bytes up to the end of the last complete line (a blank one included). */
+  completeBytes = 0;
+
+  /** Bytes held for the line not yet ended. */
+  get heldBytes(): number {
+    let n = 0;
+    for (const b of this.carry) n += b.length;
+    return n;
+  }
+
+  /** Feeds the next chunk; calls `out` for each complete, non-blank line it ends. */
+  push(chunk: Buffer, out: (line: RawLine) => void): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const nl = chunk.indexOf(0x0a, start);
+      if (nl < 0) {
+        this.carry.push(chunk.subarray(start));
+        return;
+      }
+      let line: Buffer;
+      if (this.carry.length > 0) {
+        this.carry.push(chunk.subarray(start, nl));
+        line = Buffer.concat(this.carry);
+        this.carry = [];
+      } else line = chunk.subarray(start, nl);
+      this.emit(line, this.offset + line.length + 1, out);
+      start = nl + 1;
+    }
+  }
+
+  /** The end of the file: the last line without a newline counts only if it is JSON. */
+  end(out: (line: RawLine) => void): void {
+    if (this.carry.length === 0) return;
+    const tail = this.carry.length === 1 ? (this.carry[0] as Buffer) : Buffer.concat(this.carry);
+    this.carry = [];
+    const rawEnd = tail.length > 0 && tail[tail.length - 1] === 0x0d ? tail.length - 1 : tail.length;
+    try {
+      JSON.parse(tail.toString('utf8', 0, rawEnd));
+    } catch {
+      return;
+    }
+    this.emit(tail, this.offset + tail.length, out);
+  }
+
+  private emit(line: Buffer, endOffset: number, out: (line: RawLine) => void): void {
+    this.lineNo++;
+    const rawEnd = line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
+    const text = line.toString('utf8', 0, rawEnd);
+    this.offset = endOffset;
+    this.completeBytes = endOffset;
+    if (text.trim() !== '') out({ lineNo: this.lineNo, text, bytes: line.subarray(0, rawEnd), endOffset });
+  }
+}
+
+/** The complete lines of a whole JSONL file held in memory (the rules of LineSplitter). */
 export function splitCompleteLines(data: Buffer): { lines: RawLine[]; completeBytes: number } {
   const lines: RawLine[] = [];
-  let start = 0;
-  let lineNo = 0;
-  let completeBytes = 0;
-  while (start < data.length) {
-    const nl = data.indexOf(0x0a, start);
-    const end = nl < 0 ? data.length : nl;
-    lineNo++;
-    const rawEnd = end > start && data[end - 1] === 0x0d ? end - 1 : end;
-    const text = data.toString('utf8', start, rawEnd);
-    const bytes = data.subarray(start, rawEnd);
-    if (nl < 0) {
-      let complete = false;
-      try {
-        JSON.parse(text);
-        complete = true;
-      } catch {
-        complete = false;
-      }
-      if (!complete) break;
-      completeBytes = data.length;
-      if (text.trim() !== '') lines.push({ lineNo, text, bytes, endOffset: data.length });
-      break;
-    }
-    completeBytes = nl + 1;
-    if (text.trim() !== '') lines.push({ lineNo, text, bytes, endOffset: nl + 1 });
-    start = nl + 1;
-  }
-  return { lines, completeBytes };
+  const splitter = new LineSplitter();
+  const add = (line: RawLine): void => {
+    lines.push(line);
+  };
+  splitter.push(data, add);
+  splitter.end(add);
+  return { lines, completeBytes: splitter.completeBytes };
 }
 
 /** Parses a line as a JSON object; undefined for anything else (the caller counts it). */
@@ -136,6 +178,33 @@ export class MalformedRecords {
     if (this.seen.has(key)) return;
     this.seen.add(key);
     this.records.push(record);
+  }
+
+  addLine(line: RawLine, problem: string, detail: string): void {
+    this.add(malformedLine(line, problem, detail));
+  }
+}
+
+/**
+ * MalformedRecords for a streaming parser: each record goes to `emit` at once. Two records can
+ * only be the same when they name the same line, and a parser reports a line's records while it
+ * reads that line, so only the current line's keys are kept.
+ */
+export class MalformedStream {
+  private seenLine = -1;
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly emit: (record: MalformedRecord) => void) {}
+
+  add(record: MalformedRecord): void {
+    if (record.line !== this.seenLine) {
+      this.seen.clear();
+      this.seenLine = record.line;
+    }
+    const key = typeof record.raw === 'string' ? record.raw : Buffer.from(record.raw).toString('base64');
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    this.emit(record);
   }
 
   addLine(line: RawLine, problem: string, detail: string): void {

@@ -1,13 +1,18 @@
 // Runs an importer into the sink through the same pipeline as replay (validate -> project ->
 // account -> sink). Incremental: unchanged files are skipped; a grown file is re-parsed (joins
-// and deduplication need its whole content) but only events completed by its new bytes are
-// written; the truncated tail of a file being written is left for the next import.
-import { statSync, readFileSync } from 'node:fs';
+// and deduplication need its earlier content) but only events completed by its new bytes are
+// written; the truncated tail of a file being written is left for the next import. A line
+// format is streamed: read in chunks, each event handed to the batch writer as the parser
+// completes it, so memory is bounded by the parser's pending state and one batch, not by the
+// file. A whole-document format is read whole, up to its size limit.
+import { statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { deadLetter, nowClickHouseTime, DEFAULT_LIMITS, type DecodeLimits } from '../decode/event.ts';
-import { BatchWriter, emptyCounts, type PipelineCounts } from '../pipeline.ts';
+import { BatchWriter, emptyCounts, type BatchLimits, type PipelineCounts } from '../pipeline.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
 import type { ClickHouseSink, ImportFileState } from '../sink/clickhouse.ts';
-import type { Importer } from './types.ts';
+import { readLinesInChunks } from './stream.ts';
+import type { ImportedEvent, Importer, MalformedRecord, ParsedFile } from './types.ts';
 
 export interface ImportSummary {
   readonly counts: PipelineCounts;
@@ -29,13 +34,24 @@ export interface ImportOptions {
   readonly accounting?: AccountingConfig;
   /** Called as files are parsed: (files done, files total, bytes done, bytes total). */
   readonly onProgress?: (filesDone: number, filesTotal: number, bytesDone: number, bytesTotal: number) => void;
+  /** Batch limits of the writer (the pipeline's defaults unless a test wants small batches). */
+  readonly batch?: BatchLimits;
+  /** Bytes read from disk at a time for a line format (1 MiB unless a test wants more chunks). */
+  readonly chunkBytes?: number;
+  /** Overrides each document format's size limit (a test of the limit). */
+  readonly maxDocumentBytes?: number;
+  /** Called after each chunk of a streamed file: the offset reached and the bytes of it still held. */
+  readonly onChunk?: (path: string, bytesRead: number, heldBytes: number) => void;
 }
+
+/** Bytes of a refused document kept in its dead letter: enough to recognise the file. */
+const REFUSED_DOCUMENT_PREFIX_BYTES = 4096;
 
 export async function runImport(importer: Importer, paths: readonly string[], sink: ClickHouseSink, options: ImportOptions = {}): Promise<ImportSummary> {
   const files = importer.listFiles(paths);
   const previous = await sink.loadImportState(importer.id);
   const counts = emptyCounts();
-  const writer = new BatchWriter(sink, counts, undefined, options.accounting);
+  const writer = new BatchWriter(sink, counts, options.batch, options.accounting);
   const limits = options.limits ?? DEFAULT_LIMITS;
   const ingestedAt = nowClickHouseTime();
   const skipped: Record<string, number> = {};
@@ -61,27 +77,75 @@ export async function runImport(importer: Importer, paths: readonly string[], si
     }
     // A file that shrank was replaced: read it from the start.
     const from = before && stat.size >= before.completeBytes ? before.completeBytes : 0;
-    const data = readFileSync(path);
-    const parsed = importer.parseFile(path, data);
     filesRead++;
-    bytesParsed += data.length;
-    recordsRead += parsed.recordsRead;
-    for (const [type, n] of Object.entries(parsed.skipped)) skipped[type] = (skipped[type] ?? 0) + n;
-    for (const m of parsed.malformed ?? []) {
-      if (m.endOffset <= from) continue;
+    const writeMalformed = async (m: MalformedRecord): Promise<void> => {
+      if (m.endOffset <= from) return;
       malformedRecords++;
       const raw = typeof m.raw === 'string' ? Buffer.from(m.raw, 'utf8') : m.raw;
       if (writer.addDeadLetter(deadLetter(raw, 'import_malformed', `${m.problem}: ${m.detail}`, `${path}:${m.line}`, ingestedAt, limits.redact !== false))) await writer.flush();
-    }
-    for (const event of parsed.events) {
+    };
+    const writeEvent = async (event: ImportedEvent): Promise<void> => {
       if (event.endOffset <= from) {
         eventsAlreadyImported++;
-        continue;
+        return;
       }
       eventsEmitted++;
       if (writer.add({ bytes: Buffer.from(event.line, 'utf8'), source: event.source }, ingestedAt, limits)) await writer.flush();
+    };
+    const reading = importer.readingOf(path);
+    let completeBytes: number;
+    let fileSkipped: Readonly<Record<string, number>>;
+    if (reading.kind === 'lines') {
+      const { scan } = reading.reading;
+      // Both passes read no further than the size seen now: lines appended meanwhile wait.
+      let limitBytes = stat.size;
+      if (scan) limitBytes = (await readLinesInChunks(path, scan, { limitBytes, ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }) })).completeBytes;
+      // What the parser completes while it reads a line is written before the next line is
+      // read: a queue of one line's output, drained (and flushed when a batch is due) in order.
+      const ready: ({ event: ImportedEvent } | { malformed: MalformedRecord })[] = [];
+      const parser = reading.reading.parser({ event: (event) => ready.push({ event }), malformed: (malformed) => ready.push({ malformed }) });
+      const drain = async (): Promise<void> => {
+        for (const r of ready) {
+          if ('event' in r) await writeEvent(r.event);
+          else await writeMalformed(r.malformed);
+        }
+        ready.length = 0;
+      };
+      const read = await readLinesInChunks(
+        path,
+        (line) => {
+          recordsRead++;
+          parser.line(line);
+          return ready.length > 0 ? drain() : undefined;
+        },
+        {
+          limitBytes,
+          ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
+          ...(options.onChunk ? { onChunk: (bytes: number, held: number) => options.onChunk?.(path, bytes, held) } : {}),
+        },
+      );
+      parser.end();
+      await drain();
+      bytesParsed += read.bytesRead;
+      completeBytes = read.completeBytes;
+      fileSkipped = parser.skipped;
+    } else {
+      const maxBytes = options.maxDocumentBytes ?? reading.maxBytes;
+      let parsed: ParsedFile;
+      if (maxBytes !== undefined && stat.size > maxBytes) parsed = await refusedDocument(path, stat.size, maxBytes);
+      else {
+        const data = await readWhole(path);
+        bytesParsed += data.length;
+        parsed = importer.parseFile(path, data);
+      }
+      recordsRead += parsed.recordsRead;
+      for (const m of parsed.malformed ?? []) await writeMalformed(m);
+      for (const event of parsed.events) await writeEvent(event);
+      completeBytes = parsed.completeBytes;
+      fileSkipped = parsed.skipped;
     }
-    done.set(path, { sizeBytes: stat.size, mtimeMs: stat.mtimeMs, completeBytes: parsed.completeBytes });
+    for (const [type, n] of Object.entries(fileSkipped)) skipped[type] = (skipped[type] ?? 0) + n;
+    done.set(path, { sizeBytes: stat.size, mtimeMs: stat.mtimeMs, completeBytes });
     options.onProgress?.(index + 1, stats.length, bytesDone, bytesTotal);
   }
   await writer.flush();
@@ -90,4 +154,32 @@ export async function runImport(importer: Importer, paths: readonly string[], si
   if (done.size) await sink.writeImportState(importer.id, done, ingestedAt);
   counts.bytesRead = bytesParsed;
   return { counts, filesSeen: files.length, filesRead, filesUnchanged, recordsRead, eventsEmitted, eventsAlreadyImported, malformedRecords, skippedRecords: skipped, bytesParsed };
+}
+
+async function readWhole(path: string): Promise<Buffer> {
+  const handle = await open(path, 'r');
+  try {
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * A whole-document file over its format's size limit: not parsed (its text and tree would be
+ * held at once), but one malformed record with the file's first bytes, so the refusal is a
+ * dead letter that says why and where, and the file is recorded as read.
+ */
+async function refusedDocument(path: string, sizeBytes: number, maxBytes: number): Promise<ParsedFile> {
+  const handle = await open(path, 'r');
+  let prefix: Buffer;
+  try {
+    const buffer = Buffer.alloc(Math.min(REFUSED_DOCUMENT_PREFIX_BYTES, sizeBytes));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    prefix = buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+  const detail = `The file is ${sizeBytes} bytes, over the limit of ${maxBytes} bytes for a whole-document format: it was not read (the dead letter keeps its first ${prefix.length} bytes).`;
+  return { events: [], malformed: [{ raw: prefix, line: 1, problem: 'document_too_large', detail, endOffset: sizeBytes }], completeBytes: sizeBytes, recordsRead: 1, skipped: {} };
 }

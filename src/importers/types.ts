@@ -1,6 +1,7 @@
 // The importer contract: one adapter per harness log format (same file roles in each:
 // README.md, paths.ts, parser.ts, types.ts, index.ts), turning the logs a harness already
 // writes into toolcanon envelope events that the pipeline validates, projects and accounts.
+import type { RawLine } from './lines.ts';
 
 /** The closed list of importers; adding one is a compile error until every switch handles it. */
 export const IMPORTER_IDS = ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli'] as const;
@@ -48,6 +49,51 @@ export interface ParsedFile {
   readonly skipped: Readonly<Record<string, number>>;
 }
 
+/** Where a streaming parser hands what it completes, as soon as it is complete. */
+export interface ImportOutput {
+  event(event: ImportedEvent): void;
+  malformed(record: MalformedRecord): void;
+}
+
+/**
+ * A per-file, stateful parser of complete lines: the runner feeds it the lines as it reads the
+ * file in chunks, and it hands each event or malformed record to the output once nothing later
+ * in the file can change it, keeping only what is still pending (unjoined calls, responses that
+ * may still be written again). What it holds is bounded by that pending state, not by the file.
+ */
+export interface LineParser {
+  /** Reads one complete, non-blank line (offsets and rules as in lines.ts). */
+  line(line: RawLine): void;
+  /** After the last complete line: hands out everything still held. */
+  end(): void;
+  /** Records of types the importer does not turn into events, counted per type (final after end). */
+  readonly skipped: Readonly<Record<string, number>>;
+}
+
+/** How one file of a line format is read: an optional first pass, then the parser. */
+export interface LineReading {
+  /**
+   * A first pass over the same complete lines, for a parser that must know what comes later
+   * in the file to emit a record early and still give exactly what a whole-file parse gives
+   * (the importer's parser says what it records and why). Undefined: one pass.
+   */
+  readonly scan?: (line: RawLine) => void;
+  /** The parser of the (second) pass; called after every line went through `scan`. */
+  parser(output: ImportOutput): LineParser;
+}
+
+/**
+ * How the runner reads a file: `lines` streams it in chunks through a LineParser; `document`
+ * is a format whose file is one JSON document (or a line format not streamed yet), read whole
+ * by `parseFile`, refused above `maxBytes` when that is set (a dead letter, not a crash).
+ */
+export type FileReading =
+  | { readonly kind: 'lines'; readonly reading: LineReading }
+  | { readonly kind: 'document'; readonly maxBytes?: number };
+
+/** Largest file a whole-document format reads (its JSON text and parsed tree are held at once). */
+export const MAX_DOCUMENT_BYTES = 128 * 1024 * 1024;
+
 export interface Importer {
   readonly id: ImporterId;
   /** One line for --help. */
@@ -61,4 +107,6 @@ export interface Importer {
    * `malformed`, one skipped on purpose is counted in `skipped`.
    */
   parseFile(path: string, data: Buffer): ParsedFile;
+  /** How the runner reads `path`: streamed line by line, or as one document (see FileReading). */
+  readingOf(path: string): FileReading;
 }

@@ -22,4 +22,6 @@ export const acpImporter: Importer = {
     const fallbackTimeMs = mtimeMs(path);
     return parseAcpFile(path, data, fallbackTimeMs !== undefined ? { fallbackTimeMs } : {});
   },
+  // Not streamed yet: a capture is read whole, as before (see README.md).
+  readingOf: () => ({ kind: 'document' }),
 };

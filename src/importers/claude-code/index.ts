@@ -1,8 +1,8 @@
 // The Claude Code importer: session transcripts (`~/.claude/projects/**/*.jsonl`) to tool_call
 // and usage events. The raw format and its traps are described in README.md beside this file.
-import { splitCompleteLines } from '../lines.ts';
+import { parseLinesWith } from '../stream.ts';
 import type { Importer, ParsedFile } from '../types.ts';
-import { parseTranscript } from './parser.ts';
+import { transcriptReading } from './parser.ts';
 import { defaultProjectsDirs, fallbackSessionId, listTranscriptFiles } from './paths.ts';
 
 export const claudeCodeImporter: Importer = {
@@ -10,9 +10,6 @@ export const claudeCodeImporter: Importer = {
   description: 'Claude Code session transcripts ($CLAUDE_CONFIG_DIR/projects or ~/.claude/projects): tool calls and API usage',
   defaultPaths: () => defaultProjectsDirs(),
   listFiles: (paths) => listTranscriptFiles(paths),
-  parseFile(path: string, data: Buffer): ParsedFile {
-    const { lines, completeBytes } = splitCompleteLines(data);
-    const { events, malformed, skipped } = parseTranscript(lines, { path, fallbackSessionId: fallbackSessionId(path) });
-    return { events, malformed, completeBytes, recordsRead: lines.length, skipped };
-  },
+  parseFile: (path: string, data: Buffer): ParsedFile => parseLinesWith(transcriptReading({ path, fallbackSessionId: fallbackSessionId(path) }), data),
+  readingOf: (path) => ({ kind: 'lines', reading: transcriptReading({ path, fallbackSessionId: fallbackSessionId(path) }) }),
 };

@@ -10,4 +10,6 @@ export const codexImporter: Importer = {
   defaultPaths: () => [defaultSessionsDir()],
   listFiles: (paths) => listRolloutFiles(paths),
   parseFile: (path, data) => parseRollout(path, data),
+  // Not streamed yet: a rollout is read whole, as before (see README.md).
+  readingOf: () => ({ kind: 'document' }),
 };

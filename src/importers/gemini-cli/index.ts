@@ -1,7 +1,7 @@
 // The Gemini CLI importer: chat recordings (`~/.gemini/tmp/<project>/chats/*.json[l]`) to
 // tool_call and usage events. The raw format and its traps are described in README.md beside
 // this file.
-import type { Importer, ParsedFile } from '../types.ts';
+import { MAX_DOCUMENT_BYTES, type Importer, type ParsedFile } from '../types.ts';
 import { parseGeminiFile } from './parser.ts';
 import { defaultGeminiPaths, listGeminiFiles } from './paths.ts';
 
@@ -11,4 +11,6 @@ export const geminiCliImporter: Importer = {
   defaultPaths: () => defaultGeminiPaths(),
   listFiles: (paths) => listGeminiFiles(paths),
   parseFile: (path: string, data: Buffer): ParsedFile => parseGeminiFile(path, data),
+  // A `.json` chat is one document, read whole up to its limit; `.jsonl` is not streamed yet.
+  readingOf: (path) => (path.endsWith('.json') ? { kind: 'document', maxBytes: MAX_DOCUMENT_BYTES } : { kind: 'document' }),
 };

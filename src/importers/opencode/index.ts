@@ -3,7 +3,7 @@
 // turn) is read here, so the parser stays pure.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Importer, ParsedFile } from '../types.ts';
+import { MAX_DOCUMENT_BYTES, type Importer, type ParsedFile } from '../types.ts';
 import { parseOpencodeFile } from './parser.ts';
 import { defaultOpencodePaths, listOpencodeFiles, storageKind, storageRoot } from './paths.ts';
 import { isObject, readMessage, type OpencodeMessage } from './types.ts';
@@ -88,4 +88,7 @@ export const opencodeImporter: Importer = {
     const message = findPartMessage(path, data);
     return parseOpencodeFile(path, data, message ? { messages: new Map([[message.id, message]]) } : {});
   },
+  // A storage file is one JSON document, read whole up to its limit; a `run --format json`
+  // capture (JSONL) is not streamed yet.
+  readingOf: (path) => (storageKind(path) !== undefined ? { kind: 'document', maxBytes: MAX_DOCUMENT_BYTES } : { kind: 'document' }),
 };

@@ -1,5 +1,5 @@
 // The OTLP importer: OTLP/JSON trace and log exports (GenAI spans, Claude Code log events).
-import type { Importer } from '../types.ts';
+import { MAX_DOCUMENT_BYTES, type Importer } from '../types.ts';
 import { parseOtlpFile } from './parser.ts';
 import { defaultOtlpPaths, listOtlpFiles } from './paths.ts';
 
@@ -9,4 +9,7 @@ export const otlpImporter: Importer = {
   defaultPaths: () => defaultOtlpPaths(),
   listFiles: (paths) => listOtlpFiles(paths),
   parseFile: (path, data) => parseOtlpFile(path, data),
+  // A file not named `.jsonl` may be one pretty-printed export: read whole up to its limit.
+  // A `.jsonl` export is not streamed yet.
+  readingOf: (path) => (path.endsWith('.jsonl') ? { kind: 'document' } : { kind: 'document', maxBytes: MAX_DOCUMENT_BYTES }),
 };

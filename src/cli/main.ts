@@ -11,18 +11,7 @@ import { checkClickHouseUrl, retentionDays } from './sink-flags.ts';
 import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { createProgressBar } from './progress.ts';
-import {
-  BREACHES_REPORT_SQL,
-  DEAD_LETTERS_REPORT_SQL,
-  DISCOVERY_BY_MODEL_SQL,
-  DISCOVERY_BY_TOOL_SQL,
-  DISCOVERY_REPORT_GROUPINGS,
-  MCP_REPORT_SQL,
-  DRIFT_REPORT_SQL,
-  TOOL_REPORT_GROUPINGS,
-  toolsReportSql,
-  type ToolReportGrouping,
-} from './reports.ts';
+import { checkGrouping, findReport, REPORTS, reportsHelp } from './report-commands.ts';
 import { IMPORTER_IDS } from '../importers/types.ts';
 import { isImporterId, loadImporter } from '../importers/registry.ts';
 import { runImport, type ImportSummary } from '../importers/run.ts';
@@ -40,22 +29,7 @@ Commands:
                              Import the logs a harness already writes (default: its usual folder);
                              incremental: unchanged files are skipped, grown files add what is new
   validate <paths…|->        Check events without writing; one line per bad event; exit 1 if any
-  report tools [--by tool|namespace|kind]
-                             Calls per namespace / kind / tool, errors, read-only share
-  report usage [--by session|day|model]
-                             Observed tokens per harness / model / day (or per session, day, model),
-                             by kind, beside estimates, with cost_usd from the price table
-  report html [--out FILE] [--since DAY] [--until DAY] [--harness H]
-                             One self-contained HTML page with charts: tokens and cost per day, tool
-                             calls, MCP servers, context per session, drift, a sortable sessions table
-  report breaches            Sessions that crossed the context threshold: when, at what %
-  report drift               Estimated (bytes/4) vs observed tokens per harness / model / content class
-  report dead-letters        Dead letters per reason, with an example source
-  report mcp                 Per MCP server: share of time connected, reconnects (since when), stale
-                             disconnects, restart-policy flags, tools by visibility, calls and errors
-  report discovery [--by model|tool]
-                             Tool discovery: searches per turn, budget exhaustion, not-in-active-set
-                             recoveries per model; per tool: reached through search or directly
+${reportsHelp('  ', 29)}
   query "<SQL>"              Run SQL against the analytics tables
   consume --brokers H:P --topic T [--group G]
                              Stream worker: consume events from Kafka into ClickHouse
@@ -136,18 +110,9 @@ flagged events as warnings. Exits 1 if any event is invalid.
 
 Example:
   toolcanon validate fixtures/bad/`,
-  report: `Usage: toolcanon report <tools|usage|breaches|drift|mcp|discovery|dead-letters|html> [options]
+  report: `Usage: toolcanon report <${REPORTS.map((r) => r.name).join('|')}> [options]
 
-  tools [--by tool|namespace|kind]   calls, errors, read-only share, use_tool, flagged, bytes
-  usage [--by session|day|model]     observed tokens per harness / model / day (or per session, day,
-                                     model), beside estimates, with cost_usd (null and cost_flags
-                                     when a model has no price: never counted as zero)
-  breaches                           sessions that crossed the context threshold
-  drift                              estimate (bytes/4) vs observed per content class
-  mcp                                MCP server health, restarts, tools by visibility
-  discovery [--by model|tool]        tool search, budget, not-in-active-set recoveries
-  dead-letters                       dead letters per reason, with an example source
-  html                               one self-contained HTML page of all of the above, with charts
+${reportsHelp('  ', 29, '')}
 
 Options:
 ${SINK_FLAGS}
@@ -420,62 +385,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return bad.length ? 1 : 0;
     }
     case 'report': {
-      const [what] = rest;
-      if (what === 'discovery') {
-        const by = values.by;
-        if (by !== undefined && !(DISCOVERY_REPORT_GROUPINGS as readonly string[]).includes(by)) throw new UsageError(`--by must be one of ${DISCOVERY_REPORT_GROUPINGS.join(', ')} for report discovery`);
-        await withSink(values, async (sink) => {
-          // Both tables unless one is asked for; machine formats get one table (per model by default).
-          const both = by === undefined && format === 'table';
-          if (both || by !== 'tool') {
-            if (both) io.out('Discovery per model');
-            io.out(renderRows(await sink.queryDisplayRows(DISCOVERY_BY_MODEL_SQL), format));
-          }
-          if (both || by === 'tool') {
-            if (both) io.out('\nDiscovery per MCP tool');
-            io.out(renderRows(await sink.queryDisplayRows(DISCOVERY_BY_TOOL_SQL), format));
-          }
-        });
-        return 0;
-      }
-      if (what === 'tools') {
-        const by = values.by ?? 'tool';
-        if (!(TOOL_REPORT_GROUPINGS as readonly string[]).includes(by)) throw new UsageError(`--by must be one of ${TOOL_REPORT_GROUPINGS.join(', ')}`);
-        const rows = await withSink(values, (sink) => sink.queryDisplayRows(toolsReportSql(by as ToolReportGrouping)));
-        io.out(renderRows(rows, format));
-        return 0;
-      }
-      if (what === 'usage' || what === 'html') {
-        // Cost needs the price table; both load their modules only when asked for.
-        const { PriceTable } = await import('../cost/prices.ts');
-        const { USAGE_GROUPINGS, usageReportRows } = await import('../report/usage.ts');
-        const prices = PriceTable.withOverrides(values.prices);
-        if (what === 'usage') {
-          const by = values.by;
-          if (by !== undefined && !(USAGE_GROUPINGS as readonly string[]).includes(by)) throw new UsageError(`--by must be one of ${USAGE_GROUPINGS.join(', ')} for report usage`);
-          const rows = await withSink(values, (sink) => usageReportRows(sink, (by ?? 'harness_model_day') as Parameters<typeof usageReportRows>[1], prices));
-          io.out(renderRows(rows, format));
-          return 0;
-        }
-        const { parseDay, parseHarness } = await import('../report/scope.ts');
-        const { buildHtmlReport } = await import('../report/html.ts');
-        const scope = {
-          since: values.since === undefined ? undefined : parseDay(values.since, '--since'),
-          until: values.until === undefined ? undefined : parseDay(values.until, '--until'),
-          harness: values.harness === undefined ? undefined : parseHarness(values.harness),
-        };
-        if (scope.since !== undefined && scope.until !== undefined && scope.since > scope.until) throw new UsageError(`--since ${scope.since} is after --until ${scope.until}`);
-        const out = values.out ?? 'toolcanon-report.html';
-        const html = await withSink(values, (sink) => buildHtmlReport(sink, { prices, scope, source: sink.description }));
-        const { writeFileSync } = await import('node:fs');
-        writeFileSync(out, html);
-        io.out(`Wrote ${out} (${Math.round(Buffer.byteLength(html) / 1024)} KiB): open it in a browser; it needs no network`);
-        return 0;
-      }
-      const sql = { 'dead-letters': DEAD_LETTERS_REPORT_SQL, breaches: BREACHES_REPORT_SQL, drift: DRIFT_REPORT_SQL, mcp: MCP_REPORT_SQL }[what ?? ''];
-      if (sql === undefined) throw new UsageError(`unknown report ${JSON.stringify(what ?? '')}: expected tools, usage, breaches, drift, mcp, discovery, dead-letters or html`);
-      const rows = await withSink(values, (sink) => sink.queryDisplayRows(sql));
-      io.out(renderRows(rows, format));
+      const [what, ...extra] = rest;
+      const report = findReport(what);
+      if (extra.length) throw new UsageError(`report ${report.name} takes no argument, got ${JSON.stringify(extra[0])}`);
+      checkGrouping(report, values.by);
+      await report.run({ by: values.by, format, flags: values, io, withSink: (run) => withSink(values, run) });
       return 0;
     }
     case 'query': {

@@ -1,0 +1,181 @@
+// The reports, one declaration each: name, what `--by` takes, the help lines and how it runs.
+// The command line's dispatch, `toolcanon --help`, `toolcanon report --help` and the check of
+// the README's command table are derived from this list, so a new report is one entry here.
+import type { ClickHouseSink } from '../sink/clickhouse.ts';
+import { UsageError, type Io } from './io.ts';
+import { renderRows, type OutputFormat } from './format.ts';
+import {
+  BREACHES_REPORT_SQL,
+  DEAD_LETTERS_REPORT_SQL,
+  DISCOVERY_BY_MODEL_SQL,
+  DISCOVERY_BY_TOOL_SQL,
+  DISCOVERY_REPORT_GROUPINGS,
+  DRIFT_REPORT_SQL,
+  MCP_REPORT_SQL,
+  TOOL_REPORT_GROUPINGS,
+  toolsReportSql,
+  type ToolReportGrouping,
+} from './reports.ts';
+
+/** The flags a report may read (already parsed by the command line). */
+export interface ReportFlags {
+  readonly prices?: string | undefined;
+  readonly out?: string | undefined;
+  readonly since?: string | undefined;
+  readonly until?: string | undefined;
+  readonly harness?: string | undefined;
+}
+
+export interface ReportRun {
+  /** The `--by` value, checked against the declaration's groupings (undefined: the default). */
+  readonly by: string | undefined;
+  readonly format: OutputFormat;
+  readonly flags: ReportFlags;
+  readonly io: Io;
+  /** Opens the sink (embedded or server, from the command line's flags) for the report's queries. */
+  withSink<T>(run: (sink: ClickHouseSink) => Promise<T>): Promise<T>;
+}
+
+export interface ReportDeclaration {
+  readonly name: string;
+  /** Values of `--by`; none: the report takes no `--by`. */
+  readonly groupings?: readonly string[];
+  /** Options besides `--by`, as shown in the usage line (e.g. `[--out FILE]`). */
+  readonly options?: string;
+  /** Help lines for `toolcanon --help` (the first is also the line of `report --help`). */
+  readonly help: readonly string[];
+  run(r: ReportRun): Promise<void>;
+}
+
+/** A report of one query, printed in the chosen format. */
+function sqlReport(name: string, sql: string, help: readonly string[]): ReportDeclaration {
+  return {
+    name,
+    help,
+    run: async (r) => r.io.out(renderRows(await r.withSink((sink) => sink.queryDisplayRows(sql)), r.format)),
+  };
+}
+
+export const REPORTS: readonly ReportDeclaration[] = [
+  {
+    name: 'tools',
+    groupings: TOOL_REPORT_GROUPINGS,
+    help: ['Calls per namespace / kind / tool, errors, read-only share,', 'calls through use_tool, flagged and redacted rows, bytes'],
+    run: async (r) => {
+      const by = (r.by ?? 'tool') as ToolReportGrouping;
+      r.io.out(renderRows(await r.withSink((sink) => sink.queryDisplayRows(toolsReportSql(by))), r.format));
+    },
+  },
+  {
+    name: 'usage',
+    groupings: ['session', 'day', 'model'],
+    options: '[--prices FILE]',
+    help: [
+      'Observed tokens per harness / model / day (or per session, day, model),',
+      'by kind, beside estimates, with cost_usd from the price table (null and',
+      'cost_flags when a model has no price: never counted as zero)',
+    ],
+    run: async (r) => {
+      // Cost needs the price table: loaded only when asked for.
+      const { PriceTable } = await import('../cost/prices.ts');
+      const { usageReportRows } = await import('../report/usage.ts');
+      const prices = PriceTable.withOverrides(r.flags.prices);
+      const rows = await r.withSink((sink) => usageReportRows(sink, (r.by ?? 'harness_model_day') as Parameters<typeof usageReportRows>[1], prices));
+      r.io.out(renderRows(rows, r.format));
+    },
+  },
+  sqlReport('breaches', BREACHES_REPORT_SQL, ['Sessions that crossed the context threshold: when, at what %']),
+  sqlReport('drift', DRIFT_REPORT_SQL, ['Estimated (bytes/4) vs observed tokens per harness / model / content class']),
+  sqlReport('mcp', MCP_REPORT_SQL, [
+    'Per MCP server: share of time connected, reconnects (since when), stale',
+    'disconnects, restart-policy flags, tools by visibility, calls and errors',
+  ]),
+  {
+    name: 'discovery',
+    groupings: DISCOVERY_REPORT_GROUPINGS,
+    help: [
+      'Tool discovery: searches per turn, budget exhaustion, not-in-active-set',
+      'recoveries per model; per tool: reached through search or directly',
+    ],
+    run: async (r) => {
+      await r.withSink(async (sink) => {
+        // Both tables unless one is asked for; machine formats get one table (per model by default).
+        const both = r.by === undefined && r.format === 'table';
+        if (both || r.by !== 'tool') {
+          if (both) r.io.out('Discovery per model');
+          r.io.out(renderRows(await sink.queryDisplayRows(DISCOVERY_BY_MODEL_SQL), r.format));
+        }
+        if (both || r.by === 'tool') {
+          if (both) r.io.out('\nDiscovery per MCP tool');
+          r.io.out(renderRows(await sink.queryDisplayRows(DISCOVERY_BY_TOOL_SQL), r.format));
+        }
+      });
+    },
+  },
+  sqlReport('dead-letters', DEAD_LETTERS_REPORT_SQL, ['Dead letters per reason, with an example source']),
+  {
+    name: 'html',
+    options: '[--out FILE] [--since DAY] [--until DAY] [--harness H] [--prices FILE]',
+    help: [
+      'One self-contained HTML page with charts: tokens and cost per day, tool',
+      'calls, MCP servers, context per session, drift, a sortable sessions table',
+    ],
+    run: async (r) => {
+      const { PriceTable } = await import('../cost/prices.ts');
+      const { parseDay, parseHarness } = await import('../report/scope.ts');
+      const { buildHtmlReport } = await import('../report/html.ts');
+      const f = r.flags;
+      const prices = PriceTable.withOverrides(f.prices);
+      const scope = {
+        since: f.since === undefined ? undefined : parseDay(f.since, '--since'),
+        until: f.until === undefined ? undefined : parseDay(f.until, '--until'),
+        harness: f.harness === undefined ? undefined : parseHarness(f.harness),
+      };
+      if (scope.since !== undefined && scope.until !== undefined && scope.since > scope.until) throw new UsageError(`--since ${scope.since} is after --until ${scope.until}`);
+      const out = f.out ?? 'toolcanon-report.html';
+      const html = await r.withSink((sink) => buildHtmlReport(sink, { prices, scope, source: sink.description }));
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(out, html);
+      r.io.out(`Wrote ${out} (${Math.round(Buffer.byteLength(html) / 1024)} KiB): open it in a browser; it needs no network`);
+    },
+  },
+];
+
+/** The usage line of a report: `tools [--by tool|namespace|kind]`. */
+export function reportUsageLine(d: ReportDeclaration): string {
+  const parts = [d.name];
+  if (d.groupings) parts.push(`[--by ${d.groupings.join('|')}]`);
+  if (d.options) parts.push(d.options);
+  return parts.join(' ');
+}
+
+/**
+ * The report lines of `toolcanon --help` (prefix `report `) and of `toolcanon report --help`
+ * (no prefix): the usage line, then the help lines, in two columns.
+ */
+export function reportsHelp(indent: string, column: number, prefix = 'report '): string {
+  const lines: string[] = [];
+  for (const d of REPORTS) {
+    const head = `${indent}${prefix}${reportUsageLine(d)}`;
+    const [first, ...more] = d.help;
+    if (head.length < column - 1) lines.push(`${head.padEnd(column)}${first ?? ''}`);
+    else lines.push(head, `${' '.repeat(column)}${first ?? ''}`);
+    for (const m of more) lines.push(`${' '.repeat(column)}${m}`);
+  }
+  return lines.join('\n');
+}
+
+/** Finds a report by name, or a usage error listing every report. */
+export function findReport(name: string | undefined): ReportDeclaration {
+  const d = REPORTS.find((r) => r.name === name);
+  if (d) return d;
+  const names = REPORTS.map((r) => r.name);
+  throw new UsageError(`unknown report ${JSON.stringify(name ?? '')}: expected ${names.slice(0, -1).join(', ')} or ${names.at(-1) ?? ''}`);
+}
+
+/** Checks `--by` against the report's declaration before any work starts. */
+export function checkGrouping(d: ReportDeclaration, by: string | undefined): void {
+  if (by === undefined) return;
+  if (!d.groupings) throw new UsageError(`report ${d.name} takes no --by`);
+  if (!d.groupings.includes(by)) throw new UsageError(`--by must be one of ${d.groupings.join(', ')} for report ${d.name}`);
+}

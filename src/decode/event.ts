@@ -2,8 +2,8 @@
 // row, a usage record or a dead letter. Never throws on bad input: every event ends in exactly
 // one of them.
 import * as crypto from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { readSchemaText, SCHEMA_FILES } from './envelope-schemas.ts';
 import { TOOL_META_VERSION, type Harness } from '../canonical/meta.ts';
 import { U64_MAX } from '../accounting/arithmetic.ts';
 import { classifyContent, type ContentClass } from '../accounting/content-class.ts';
@@ -131,15 +131,15 @@ interface UsageEvent {
 
 const ajv = new Ajv2020({ allErrors: false, strict: true, allowUnionTypes: true });
 function loadSchema(file: string): object {
-  return JSON.parse(readFileSync(new URL(`../../schemas/${file}`, import.meta.url), 'utf8')) as object;
+  return JSON.parse(readSchemaText(file)) as object;
 }
 /** Compiled once per process. */
-const validateToolCall = ajv.compile<ToolCallEvent>(loadSchema('tool-call-event.v1.schema.json'));
-const validateUsage = ajv.compile<UsageEvent>(loadSchema('usage-event.v1.schema.json'));
+const validateToolCall = ajv.compile<ToolCallEvent>(loadSchema(SCHEMA_FILES.tool_call));
+const validateUsage = ajv.compile<UsageEvent>(loadSchema(SCHEMA_FILES.usage));
 const validateMcp = {
-  mcp_status: ajv.compile<McpStatusEvent>(loadSchema('mcp-status-event.v1.schema.json')),
-  mcp_tools: ajv.compile<McpToolsEvent>(loadSchema('mcp-tools-event.v1.schema.json')),
-  mcp_tools_changed: ajv.compile<McpToolsChangedEvent>(loadSchema('mcp-tools-changed-event.v1.schema.json')),
+  mcp_status: ajv.compile<McpStatusEvent>(loadSchema(SCHEMA_FILES.mcp_status)),
+  mcp_tools: ajv.compile<McpToolsEvent>(loadSchema(SCHEMA_FILES.mcp_tools)),
+  mcp_tools_changed: ajv.compile<McpToolsChangedEvent>(loadSchema(SCHEMA_FILES.mcp_tools_changed)),
 } as const;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 

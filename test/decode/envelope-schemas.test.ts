@@ -1,0 +1,39 @@
+// One source for what the envelope schemas share: the harness list is HARNESSES, the common
+// fields' rules those of the tool-call schema. The files are checked in (producers read them),
+// so this test is what tells a change to HARNESSES to run scripts/sync-schemas.ts.
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { HARNESSES } from '../../src/canonical/meta.ts';
+import { readSchemaText, SCHEMA_FILES, syncedSchemaText } from '../../src/decode/envelope-schemas.ts';
+import { decodeEvent, nowClickHouseTime, DEFAULT_LIMITS } from '../../src/decode/event.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+describe('envelope schemas', () => {
+  it('are every file in schemas/ and no other', () => {
+    expect(Object.values(SCHEMA_FILES).sort()).toEqual(readdirSync(`${ROOT}schemas`).filter((f) => f.endsWith('.schema.json')).sort());
+  });
+
+  it.each(Object.values(SCHEMA_FILES))('%s is in sync with HARNESSES and the shared field rules (else: npx tsx scripts/sync-schemas.ts)', (file) => {
+    expect(readSchemaText(file)).toBe(syncedSchemaText(file));
+    const props = (JSON.parse(readSchemaText(file)) as { properties: Record<string, { enum?: string[] }> }).properties;
+    expect(props['harness']?.enum).toEqual([...HARNESSES]);
+  });
+
+  it('a schema out of step is rewritten: a harness missing from a file, a shared rule changed', () => {
+    const file = SCHEMA_FILES.usage;
+    const drifted = JSON.parse(readSchemaText(file)) as { properties: Record<string, Record<string, unknown>> };
+    drifted.properties['harness'] = { enum: ['codex'] };
+    drifted.properties['session_id'] = { ...drifted.properties['session_id'], maxLength: 9 };
+    const text = (f: string): string => (f === file ? JSON.stringify(drifted, null, 2) : readSchemaText(f));
+    const fixed = JSON.parse(syncedSchemaText(file, text)) as typeof drifted;
+    expect(fixed.properties['harness']?.['enum']).toEqual([...HARNESSES]);
+    expect(fixed.properties['session_id']?.['maxLength']).toBe(256);
+  });
+
+  it.each(HARNESSES)('every harness of the list is accepted by the decoder: %s', (harness) => {
+    const line = JSON.stringify({ schema: 'toolcanon.event/v1', type: 'tool_call', ts: '2026-12-03T10:00:00Z', harness, session_id: 's', call_id: 'c', tool: 'read_file', input: {}, status: 'ok' });
+    const o = decodeEvent(Buffer.from(line), 'test:1', nowClickHouseTime(), DEFAULT_LIMITS);
+    expect(o.kind, o.kind === 'dead' ? o.dead.detail : '').toBe('row');
+  });
+});

@@ -7,7 +7,7 @@ import type { ContentClass } from '../accounting/content-class.ts';
 import { appliedKey, contextKey, type BreachRow, type FigureSource, type SessionState, type TokenUsageRow } from '../accounting/session.ts';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
-import { MIGRATIONS, RETENTION_TABLES, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
+import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
 import { encodeTsv } from './tsv.ts';
 import { assertNotBusy, assertSameDataDir, DataDirError, describeEngineFailure, dirIdentity, prepareDataDir, type DirIdentity } from './datadir.ts';
 import { SinkError } from './errors.ts';
@@ -129,17 +129,39 @@ const columnListsComplete: [
 ] = [true, true, true, true, true];
 void columnListsComplete;
 
-/** The columns each insert names, per table (a test checks them against the DDL and the rows). */
-export const INSERT_COLUMNS: Readonly<Record<string, readonly string[]>> = {
-  tool_calls: TOOL_CALL_COLUMNS,
-  dead_letters: DEAD_LETTER_COLUMNS,
-  token_usage: TOKEN_USAGE_COLUMNS,
-  threshold_breaches: BREACH_COLUMNS,
-  mcp_events: MCP_EVENT_COLUMNS,
-  mcp_server_state: MCP_SERVER_STATE_COLUMNS,
-  mcp_tool_registrations: MCP_TOOL_REGISTRATION_COLUMNS,
-  discovery_events: DISCOVERY_EVENT_COLUMNS,
+/**
+ * Every analytics table, once: the columns its insert names (a test checks them against the DDL
+ * and the rows) and the time column a retention (--retention-days) counts from. The insert
+ * column lists, the retention and the tests' table lists derive from this; a new table is an
+ * entry here plus its migration.
+ */
+export const ANALYTICS_TABLES = {
+  tool_calls: { columns: TOOL_CALL_COLUMNS, retentionColumn: 'ts' },
+  dead_letters: { columns: DEAD_LETTER_COLUMNS, retentionColumn: 'ingested_at' },
+  token_usage: { columns: TOKEN_USAGE_COLUMNS, retentionColumn: 'ts' },
+  threshold_breaches: { columns: BREACH_COLUMNS, retentionColumn: 'ts' },
+  mcp_events: { columns: MCP_EVENT_COLUMNS, retentionColumn: 'ts' },
+  mcp_server_state: { columns: MCP_SERVER_STATE_COLUMNS, retentionColumn: 'window_start' },
+  mcp_tool_registrations: { columns: MCP_TOOL_REGISTRATION_COLUMNS, retentionColumn: 'ts' },
+  discovery_events: { columns: DISCOVERY_EVENT_COLUMNS, retentionColumn: 'ts' },
+} as const satisfies Record<string, { readonly columns: readonly string[]; readonly retentionColumn: string }>;
+
+export type AnalyticsTable = keyof typeof ANALYTICS_TABLES;
+
+/** The analytics tables' names, in declaration order. */
+export const ANALYTICS_TABLE_NAMES = Object.keys(ANALYTICS_TABLES) as AnalyticsTable[];
+
+// A retention column must be a column of its table (a compile error names the table otherwise).
+type RetentionColumnIsColumn = {
+  [T in AnalyticsTable]: (typeof ANALYTICS_TABLES)[T]['retentionColumn'] extends (typeof ANALYTICS_TABLES)[T]['columns'][number] ? true : false;
 };
+const retentionColumnsExist: false extends RetentionColumnIsColumn[AnalyticsTable] ? RetentionColumnIsColumn : true = true;
+void retentionColumnsExist;
+
+/** The columns each insert names, per table. */
+export const INSERT_COLUMNS: Readonly<Record<AnalyticsTable, readonly string[]>> = Object.fromEntries(
+  ANALYTICS_TABLE_NAMES.map((t) => [t, ANALYTICS_TABLES[t].columns]),
+) as unknown as Record<AnalyticsTable, readonly string[]>;
 
 /** One server's lifecycle: the events of a server in a session (and agent). */
 export interface ServerToDerive {
@@ -371,7 +393,8 @@ export class ClickHouseSink {
    * background), or removes a retention set before when `days` is 0.
    */
   async applyRetention(days: number): Promise<void> {
-    for (const { table, column } of RETENTION_TABLES) {
+    for (const table of ANALYTICS_TABLE_NAMES) {
+      const column = ANALYTICS_TABLES[table].retentionColumn;
       const [t] = await this.queryRows<{ ttl: string }>({
         query: "SELECT extract(create_table_query, 'TTL [^\\n]*?(?: SETTINGS|$)') AS ttl FROM system.tables WHERE database = currentDatabase() AND name = {n:String}",
         query_params: { n: table },

@@ -338,18 +338,6 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/** Tables a retention (--retention-days) applies to, with the time column it counts from. */
-export const RETENTION_TABLES: readonly { readonly table: string; readonly column: string }[] = [
-  { table: 'tool_calls', column: 'ts' },
-  { table: 'token_usage', column: 'ts' },
-  { table: 'threshold_breaches', column: 'ts' },
-  { table: 'dead_letters', column: 'ingested_at' },
-  { table: 'mcp_events', column: 'ts' },
-  { table: 'mcp_server_state', column: 'window_start' },
-  { table: 'mcp_tool_registrations', column: 'ts' },
-  { table: 'discovery_events', column: 'ts' },
-];
-
 export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (
   version UInt32,
   description String,

@@ -2,18 +2,18 @@
 // read back from the engine) = the columns each insert names = the fields of the row's zod
 // schema, where one exists. A column added in one place and not the others fails here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INSERT_COLUMNS, type ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import { ANALYTICS_TABLE_NAMES, INSERT_COLUMNS, type AnalyticsTable, type ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { deadLetterRowSchema, toolCallRowSchema } from '../../src/model/records.ts';
 import { discoveryEventRowSchema, mcpEventRowSchema, mcpServerStateRowSchema, mcpToolRegistrationRowSchema } from '../../src/model/mcp.ts';
 import { openTempSink } from '../helpers/db.ts';
 
 /** Columns the engine computes or fills itself, which no insert names. */
-const COMPUTED: Readonly<Record<string, readonly string[]>> = {
+const COMPUTED: Readonly<Partial<Record<AnalyticsTable, readonly string[]>>> = {
   tool_calls: ['row_version'],
   dead_letters: ['raw'], // DEFAULT base64Decode(raw_base64), an EPHEMERAL column the insert names
 };
 
-const ROW_SCHEMAS: Readonly<Record<string, { shape: Record<string, unknown> }>> = {
+const ROW_SCHEMAS: Readonly<Partial<Record<AnalyticsTable, { shape: Record<string, unknown> }>>> = {
   tool_calls: toolCallRowSchema,
   dead_letters: deadLetterRowSchema,
   mcp_events: mcpEventRowSchema,
@@ -29,21 +29,21 @@ describe('tables, inserts and rows agree', () => {
   beforeAll(async () => {
     ({ sink, cleanup } = await openTempSink('schema-contract'));
     const rows = await sink.queryRows<{ table: string; name: string }>(
-      `SELECT table, name FROM system.columns WHERE database = currentDatabase() AND table IN (${Object.keys(INSERT_COLUMNS).map((t) => `'${t}'`).join(', ')}) ORDER BY table, position`,
+      `SELECT table, name FROM system.columns WHERE database = currentDatabase() AND table IN (${ANALYTICS_TABLE_NAMES.map((t) => `'${t}'`).join(', ')}) ORDER BY table, position`,
     );
     for (const r of rows) ddl.set(r.table, [...(ddl.get(r.table) ?? []), r.name]);
   }, 60_000);
   afterAll(async () => cleanup());
 
   it('covers every analytics table the migrations create', () => {
-    expect([...ddl.keys()].sort()).toEqual(Object.keys(INSERT_COLUMNS).sort());
+    expect([...ddl.keys()].sort()).toEqual([...ANALYTICS_TABLE_NAMES].sort());
   });
 
-  it.each(Object.keys(INSERT_COLUMNS))('%s: DDL columns = insert columns + computed ones', (table) => {
+  it.each(ANALYTICS_TABLE_NAMES)('%s: DDL columns = insert columns + computed ones', (table) => {
     expect([...(ddl.get(table) ?? [])].sort()).toEqual([...(INSERT_COLUMNS[table] ?? []), ...(COMPUTED[table] ?? [])].sort());
   });
 
-  it.each(Object.keys(ROW_SCHEMAS))('%s: insert columns = the row schema\'s fields', (table) => {
+  it.each(Object.keys(ROW_SCHEMAS) as AnalyticsTable[])('%s: insert columns = the row schema\'s fields', (table) => {
     expect([...(INSERT_COLUMNS[table] ?? [])].sort()).toEqual(Object.keys(ROW_SCHEMAS[table]?.shape ?? {}).sort());
   });
 });

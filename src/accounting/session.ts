@@ -199,11 +199,6 @@ export class ContextAccountant {
     return evicted;
   }
 
-  /** Forgets every session (e.g. after a Kafka rebalance): they are rebuilt from storage. */
-  forgetAll(): void {
-    this.sessions.clear();
-  }
-
   private state(sessionId: string, agentId: string): SessionState {
     const key = contextKey(sessionId, agentId);
     let s = this.sessions.get(key);

@@ -626,14 +626,6 @@ export class ClickHouseSink {
     );
   }
 
-  /** Runs a query and returns its result in a ClickHouse output format, as text. */
-  async queryText(query: string, format: 'CSVWithNames' | 'JSONEachRow' | 'TabSeparatedWithNames'): Promise<string> {
-    return this.request('once', async () => {
-      const result = await this.client.query({ query, format, clickhouse_settings: { output_format_json_quote_64bit_integers: 1 } });
-      return result.text();
-    });
-  }
-
   async close(): Promise<void> {
     try {
       await this.client.close();

@@ -3,6 +3,7 @@
 import {
   INTEGER_CANONICAL_FIELDS,
   TOOL_META_VERSION,
+  type CanonicalToolMeta,
   type CanonicalField,
   type Harness,
   type ToolKind,
@@ -229,11 +230,22 @@ export function projectToolCall(harness: Harness, tool: string, raw: RawInput): 
   };
 }
 
-/** CanonicalToolMeta as JSON text (text, so integers beyond 2^53 in the input stay exact). */
+/**
+ * CanonicalToolMeta as JSON text. Everything but the projection is typed against the meta and
+ * serialised as such (key order as the type declares it); the projection is spliced in as the
+ * text it already is, so integers beyond 2^53 in the input stay exact.
+ */
 export function renderCanonicalMeta(p: Pick<Projection, 'toolName' | 'kind' | 'namespace' | 'label' | 'readOnly' | 'canonicalInput'>): string {
-  const head = `{"version":${TOOL_META_VERSION},"name":${JSON.stringify(p.toolName)},"kind":${JSON.stringify(p.kind)},` +
-    `"namespace":${JSON.stringify(p.namespace)},"label":${JSON.stringify(p.label)},"read_only":${p.readOnly}`;
-  return p.canonicalInput === '' ? `${head}}` : `${head},"input":${p.canonicalInput}}`;
+  const meta: Omit<CanonicalToolMeta, 'input'> = {
+    version: TOOL_META_VERSION,
+    name: p.toolName,
+    kind: p.kind,
+    namespace: p.namespace,
+    label: p.label,
+    read_only: p.readOnly,
+  };
+  const head = JSON.stringify(meta);
+  return p.canonicalInput === '' ? head : `${head.slice(0, -1)},"input":${p.canonicalInput}}`;
 }
 
 /** CanonicalToolMeta as JSON text, from a stored tool_calls row. */

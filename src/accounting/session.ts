@@ -3,7 +3,7 @@
 // its estimate (bytes/4, 765 per image). A breach is emitted when the context crosses the
 // threshold (once per crossing: re-armed only when the session falls below again, e.g. after a
 // compaction). Every figure carries its source: observed, estimated or observed+estimated.
-import { createHash } from 'node:crypto';
+import { idOf } from '../util/hash.ts';
 import type { UsageRecord } from '../decode/event.ts';
 import type { ToolCallRow } from '../model/records.ts';
 import { estimateImageTokens, estimateTokensFromBytes, exceedsThresholdWithHeadroom, saturatingAdd, usagePercentage } from './arithmetic.ts';
@@ -224,7 +224,7 @@ export class ContextAccountant {
     s.aboveThreshold = above;
     if (!crossed || window === null) return undefined;
     return {
-      breach_id: createHash('sha256').update(`${sessionId}\u0000${agentId}\u0000${eventId}\u0000${this.config.thresholdPct}\u0000${this.config.headroomTokens}`).digest('hex').slice(0, 32),
+      breach_id: idOf(sessionId, agentId, eventId, String(this.config.thresholdPct), String(this.config.headroomTokens)),
       session_id: sessionId,
       agent_id: agentId,
       harness,

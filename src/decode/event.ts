@@ -1,7 +1,7 @@
 // Decodes one input line (the bytes of a JSONL line or a Kafka message value) into a tool_call
 // row, a usage record or a dead letter. Never throws on bad input: every event ends in exactly
 // one of them.
-import * as crypto from 'node:crypto';
+import { sha256Hex } from '../util/hash.ts';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { readSchemaText, SCHEMA_FILES } from './envelope-schemas.ts';
 import { TOOL_META_VERSION, type Harness } from '../canonical/meta.ts';
@@ -142,14 +142,6 @@ const validateMcp = {
   mcp_tools_changed: ajv.compile<McpToolsChangedEvent>(loadSchema(SCHEMA_FILES.mcp_tools_changed)),
 } as const;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-
-/** One-shot hashing (Node >= 20.12) skips a Hash object per event; older 20.x fall back. */
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: Uint8Array | string, encoding: 'hex') => string }).hash;
-
-function sha256Hex(data: Uint8Array | string, chars: number): string {
-  const hex = oneShotHash ? oneShotHash('sha256', data, 'hex') : crypto.createHash('sha256').update(data).digest('hex');
-  return hex.slice(0, chars);
-}
 
 /**
  * The default event id (when the event carries none): stable under re-serialisation. From the

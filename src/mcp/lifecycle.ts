@@ -14,7 +14,7 @@
 //   failure before it (only a wait shorter than the schedule is flagged: logging adds latency).
 //   A 4th attempt, and any restart after `disabled` or `removed` (until a new `connecting`), is
 //   flagged. HTTP recovers with its own backoff: recorded, never checked against the stdio one.
-import { createHash } from 'node:crypto';
+import { idOf } from '../util/hash.ts';
 import { clickHouseTimeToMs, msToClickHouseTime } from '../decode/event.ts';
 import type { McpEventRow, McpServerStateRow } from '../model/mcp.ts';
 import type { McpStateFlag } from '../model/mcp-vocabulary.ts';
@@ -111,7 +111,7 @@ export function deriveServerStates(events: readonly McpEventRow[], computedAt: s
     const union = group?.flags ?? new Set<McpStateFlag>();
     for (const f of flags) union.add(f);
     const row: McpServerStateRow = {
-      state_id: createHash('sha256').update(`${serverKey(e)}\u0000${e.event_kind}\u0000${windowMs}`).digest('hex').slice(0, 32),
+      state_id: idOf(serverKey(e), e.event_kind, String(windowMs)),
       harness: e.harness,
       session_id: e.session_id,
       agent_id: e.agent_id,

@@ -1,6 +1,6 @@
 // Tool registrations of one tools/list snapshot (SPEC §2): one row per listed tool, with its
 // qualified name checked against the one-separator rule and its visibility derived once.
-import { createHash } from 'node:crypto';
+import { idOf } from '../util/hash.ts';
 import { parseMcpName, stripMcpPrefix } from '../canonical/mcp.ts';
 import type { McpToolRegistrationRow } from '../model/mcp.ts';
 import type { ToolVisibility } from '../model/mcp-vocabulary.ts';
@@ -36,7 +36,7 @@ export function deriveRegistrations(snapshotEventId: string, ctx: SnapshotContex
     else if (parsed.server !== ctx.server) flags.push('server_mismatch');
     // A name listed twice in one snapshot is one registration (the last listing wins).
     rows.set(qualified, {
-      registration_id: createHash('sha256').update(`${snapshotEventId}\u0000${qualified}`).digest('hex').slice(0, 32),
+      registration_id: idOf(snapshotEventId, qualified),
       snapshot_event_id: snapshotEventId,
       ts: ctx.ts,
       harness: ctx.harness,

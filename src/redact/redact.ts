@@ -1,7 +1,7 @@
 // Replaces secrets (REDACTION_RULES) with a marker that keeps the kind and a short hash,
 // [REDACTED:github_token:3f9a], and leaves every other byte as it was: JSON text stays valid JSON
 // with the same key order and the same numbers, bytes that are not UTF-8 stay the same bytes.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../util/hash.ts';
 import { isIdentifierPath, isPlaceholderValue, isSecretName, kindOfNamed, REDACTION_RULES, type RedactionRule } from './rules.ts';
 
 export interface RedactedText {
@@ -49,7 +49,7 @@ const PASSES: readonly CompiledPass[] = [
 
 /** The marker that replaces a secret: its kind and the first 4 hex digits of its SHA-256. */
 export function redactionMarker(kind: string, secret: string): string {
-  return `[REDACTED:${kind}:${createHash('sha256').update(secret, 'latin1').digest('hex').slice(0, 4)}]`;
+  return `[REDACTED:${kind}:${sha256Hex(Buffer.from(secret, 'latin1'), 4)}]`;
 }
 
 function runRule(c: CompiledRule, text: string): RedactedText {

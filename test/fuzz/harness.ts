@@ -6,13 +6,17 @@
 //   TOOLCANON_FUZZ_SEED=<int>|random   the seed (default 20261210; `random` draws one and prints it)
 //   TOOLCANON_FUZZ_RUNS=<int>          cases across the suite (default 120000), split by share
 //   TOOLCANON_FUZZ_CASE_TIMEOUT_MS     one case longer than this is a hang (default 15000)
-//   TOOLCANON_FUZZ_SLOW_MS             one case longer than this fails the property (default 3000)
+//   TOOLCANON_FUZZ_SLOW_FACTOR         one case slower than this many times a plain event of its size
+//                                      (decoded in the same run) fails the property (default 1000: a run
+//                                      here peaks near 90x, GC pauses included; the quadratic
+//                                      private-key regex this caught took ~1 500x at 1 MiB)
 //   TOOLCANON_FUZZ_TIME_LIMIT_MS       each property stops generating after this (default 60000)
 import { writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import fc from 'fast-check';
+import { decodeEvent, DEFAULT_LIMITS, nowClickHouseTime } from '../../src/decode/event.ts';
 
 function intFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -32,7 +36,7 @@ export const FUZZ_SEED = seedFromEnv();
 /** Cases across the whole suite (every file takes its share of it). */
 export const FUZZ_RUNS = intFromEnv('TOOLCANON_FUZZ_RUNS', 120_000);
 export const CASE_TIMEOUT_MS = intFromEnv('TOOLCANON_FUZZ_CASE_TIMEOUT_MS', 15_000);
-export const SLOW_CASE_MS = intFromEnv('TOOLCANON_FUZZ_SLOW_MS', 3_000);
+export const SLOW_FACTOR = intFromEnv('TOOLCANON_FUZZ_SLOW_FACTOR', 1_000);
 export const PROPERTY_TIME_LIMIT_MS = intFromEnv('TOOLCANON_FUZZ_TIME_LIMIT_MS', 60_000);
 
 /**
@@ -140,6 +144,38 @@ export interface FuzzResult {
   readonly interrupted: boolean;
 }
 
+const plainMsBySize = new Map<number, number>();
+
+/**
+ * How long this run takes to decode a plain tool call of about `bytes` bytes (at least 256 KiB,
+ * rounded up to a power of two, below the event size limit), redaction on: the unit a case's
+ * time is measured in, so "slow" is a ratio to a baseline of the same run on the same machine,
+ * never a number of milliseconds. Fastest of five, measured once per size.
+ */
+export function plainDecodeMs(bytes: number): number {
+  const size = Math.min(2 ** Math.ceil(Math.log2(Math.max(bytes, 256 * 1024))), DEFAULT_LIMITS.maxEventBytes - 1024);
+  const known = plainMsBySize.get(size);
+  if (known !== undefined) return known;
+  const line = Buffer.from(JSON.stringify({
+    schema: 'toolcanon.event/v1', type: 'tool_call', ts: '2026-12-03T10:00:00Z', harness: 'claude_code', session_id: 's', call_id: 'c',
+    tool: 'Write', input: { file_path: '/tmp/x', content: 'plain text line\n'.repeat(Math.ceil(size / 16)).slice(0, size) }, status: 'ok', output: 'ok',
+  }));
+  const at = nowClickHouseTime();
+  let best = Infinity;
+  for (let i = 0; i < 5; i++) {
+    const start = performance.now();
+    decodeEvent(line, 'baseline:1', at, DEFAULT_LIMITS);
+    best = Math.min(best, performance.now() - start);
+  }
+  plainMsBySize.set(size, best);
+  return best;
+}
+
+/** A case's time as a multiple of a plain event of its size (see plainDecodeMs). */
+export function slowness(ms: number, bytes: number): number {
+  return ms / plainDecodeMs(bytes);
+}
+
 /**
  * Runs a property of one generated case: `bytesOf` gives the bytes a hang report shows, `check`
  * throws (expect) when the case breaks the property. Prints the seed, the cases run and the
@@ -150,6 +186,7 @@ export function fuzz<T>(name: string, arbitrary: fc.Arbitrary<T>, runs: number, 
   let n = 0;
   let slowestMs = 0;
   let slowest: T | undefined;
+  let worstRatio = 0;
   const t0 = performance.now();
   const details = fc.check(
     fc.property(arbitrary, (value) => {
@@ -166,13 +203,16 @@ export function fuzz<T>(name: string, arbitrary: fc.Arbitrary<T>, runs: number, 
         slowestMs = ms;
         slowest = value;
       }
-      if (ms > SLOW_CASE_MS) throw new Error(`one case took ${ms.toFixed(0)} ms (limit ${SLOW_CASE_MS} ms, TOOLCANON_FUZZ_SLOW_MS)`);
+      const size = bytesOf(value).byteLength;
+      const ratio = slowness(ms, size);
+      worstRatio = Math.max(worstRatio, ratio);
+      if (ratio > SLOW_FACTOR) throw new Error(`one case (${size} bytes) took ${ratio.toFixed(0)}x a plain event of its size (${ms.toFixed(0)} ms; limit ${SLOW_FACTOR}x, TOOLCANON_FUZZ_SLOW_FACTOR)`);
     }),
     { seed, numRuns: runs, interruptAfterTimeLimit: PROPERTY_TIME_LIMIT_MS, markInterruptAsFailure: false },
   );
   const ms = performance.now() - t0;
   const slowBytes = slowest === undefined ? 0 : bytesOf(slowest).byteLength;
-  log(`${name}: seed ${FUZZ_SEED} (property seed ${seed}), ${details.numRuns} cases of ${runs} in ${(ms / 1000).toFixed(1)} s; slowest case ${slowestMs.toFixed(1)} ms (${slowBytes} bytes)`);
+  log(`${name}: seed ${FUZZ_SEED} (property seed ${seed}), ${details.numRuns} cases of ${runs} in ${(ms / 1000).toFixed(1)} s; slowest case ${slowestMs.toFixed(1)} ms (${slowBytes} bytes); worst case ${worstRatio.toFixed(1)}x a plain event of its size`);
   if (details.interrupted) log(`WARNING: ${name} stopped after ${PROPERTY_TIME_LIMIT_MS} ms (TOOLCANON_FUZZ_TIME_LIMIT_MS) with ${details.numRuns} of ${runs} cases`);
   if (details.failed) {
     const report = fc.defaultReportMessage(details) ?? 'property failed';

@@ -238,6 +238,10 @@ export function describeEngineFailure(error: unknown, dir: string): string | und
     const { pid, since } = readStatusFile(dir);
     return busyMessage(dir, pid === undefined ? undefined : { pid, command: commandOf(pid), since }, true);
   }
+  // chdb's own errors for a request after the engine's connection was closed (raw insert, query).
+  if (/No active connection available|ChdbConnection is closed/.test(message)) {
+    return `the embedded engine of the data directory ${dir} was closed while toolcanon was using it: nothing more was written, and what the unfinished batch wrote is not counted; run the command again (what a rerun writes twice is stored once)`;
+  }
   let exists = true;
   try {
     exists = statSync(dir).isDirectory();

@@ -24,6 +24,7 @@ import { nowClickHouseTime } from '../decode/event.ts';
 import { createKafkaClient, isRebalanceError, type BatchContext, type KafkaAdmin, type KafkaClient, type StreamConsumer, type StreamProducer } from '../kafka/client.ts';
 import { BatchWriter, emptyCounts, type PipelineCounts } from '../pipeline.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
+import { SinkError } from '../sink/errors.ts';
 import { backoffDelayMs, sleep } from './backoff.ts';
 import type { WorkerConfig } from './config.ts';
 import { DeadLetterPublisher, DeadLetterQueue } from './dead-letter-publisher.ts';
@@ -484,6 +485,10 @@ export class StreamWorker {
       } catch (error) {
         if (gen !== this.gen) return false;
         failures++;
+        if (needsFix(error)) {
+          this.failFatally(step, error);
+          return false;
+        }
         this.noteFailure(step, error, failures);
         const delayMs = backoffDelayMs(this.config.retry, failures);
         const deadline = Math.min(deadlineMs ?? Infinity, this.stopDeadlineMs ?? Infinity);
@@ -581,6 +586,23 @@ export class StreamWorker {
     this.log(`Retrying ${step} (attempt ${attempts} failed, fetching paused, nothing committed): ${message}`);
   }
 
+  /**
+   * A failure that waiting cannot fix (the data directory removed, its disk full, the engine
+   * closed; a server refusing the credentials): the worker stops without committing anything
+   * more, so the events after the last commit are consumed again at the next start. Retrying
+   * would hold the partitions and commit nothing, forever.
+   */
+  private failFatally(step: string, error: SinkError): void {
+    if (step === 'ClickHouse insert') {
+      this.stats.flushFailures++;
+      this.telemetry.flushFailed(error);
+    }
+    if (this.fatal !== undefined) return;
+    this.fatal = error;
+    this.log(`Stopping: ${step} failed and retrying cannot help (${error.message}); nothing after the last commit is committed: those events are consumed again at the next start.`);
+    this.stop('ClickHouse failure').catch((e: unknown) => this.log(`Stopping after the failure failed: ${(e as Error).message}`));
+  }
+
   private recovered(): void {
     const f = this.failing;
     this.failing = undefined;
@@ -619,6 +641,11 @@ export class StreamWorker {
       paused: this.paused,
     });
   }
+}
+
+/** A sink failure that needs a fix first (SinkError.transient false): retrying will not help. */
+function needsFix(error: unknown): error is SinkError {
+  return error instanceof SinkError && !error.transient;
 }
 
 function yieldToLoop(): Promise<void> {

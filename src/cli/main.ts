@@ -35,6 +35,9 @@ ${reportsHelp('  ', 29)}
                              Stream worker: consume events from Kafka into ClickHouse
   produce <paths…> --brokers H:P --topic T
                              Publish JSONL events to Kafka, keyed by session_id
+  export otlp --endpoint URL [--since DAY] [--until DAY] [--harness H] [--include-raw-input]
+                             Replay what is stored as OTLP/HTTP traces (GenAI semantic conventions
+                             v1.41.0); --protocol http/protobuf|http/json
   catalogue                  Print the tool catalogue (Markdown table)
 
 Options:
@@ -264,6 +267,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const kafka = await import('./kafka-commands.ts');
     return argv[0] === 'consume' ? kafka.runConsumeCommand(argv.slice(1), io) : kafka.runProduceCommand(argv.slice(1), io);
   }
+  // So does export (and only it loads the OpenTelemetry SDK).
+  if (argv[0] === 'export') return (await import('./export-command.ts')).runExportCommand(argv.slice(1), io);
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });

@@ -521,45 +521,47 @@ export class ClickHouseSink {
     const out = new Map<string, SessionState>();
     if (wanted.size === 0) return out;
     const keys = [...wanted.entries()];
+    const callerKey = new Map(keys.map(([k, c]) => [contextKey(c.sessionId, c.agentId), k]));
+    // The latest applied row of each context: first the latest ingested copy of each row (a
+    // re-run may write a row again with another sequence number), then the row with the highest
+    // sequence. Aggregations over the few columns a state needs: reading whole rows and joining
+    // them held every stored row of the wanted contexts in memory at once. The state is one
+    // tuple, so a NULL in it is a value, not a row an aggregate would skip.
     const rows = await this.queryRows<{
-      key: string;
-      context_tokens: string;
-      context_source: FigureSource;
-      model: string;
-      context_window_tokens: string | null;
-      above_threshold: boolean;
-      last_observed_context: string | null;
-      estimated_since_observed: string;
-      classes_since_observed: ContentClass[];
-      session_seq: string;
+      session_id: string;
+      agent_id: string;
+      s: [string, FigureSource, string, string | null, boolean, string | null, string, ContentClass[], string, string];
     }>({
-      query: `SELECT b.key AS key, context_tokens, context_source, model, context_window_tokens, above_threshold,
-          last_observed_context, estimated_since_observed, classes_since_observed, session_seq
-        FROM (SELECT * FROM token_usage WHERE session_id IN {sids:Array(String)}
-              ORDER BY ingested_at DESC LIMIT 1 BY session_id, source, event_id) AS u
-        INNER JOIN (SELECT tupleElement(p, 1) AS key, tupleElement(p, 2) AS sid, tupleElement(p, 3) AS aid
-                    FROM (SELECT arrayJoin(arrayZip({keys:Array(String)}, {sids:Array(String)}, {aids:Array(String)})) AS p)) AS b
-          ON u.session_id = b.sid AND u.agent_id = b.aid
-        WHERE u.session_id IN {sids:Array(String)}
-        ORDER BY b.key, u.session_seq DESC, u.ts DESC
-        LIMIT 1 BY b.key`,
+      query: `SELECT session_id, agent_id, argMax(row, (tupleElement(row, 9), tupleElement(row, 10))) AS s
+        FROM (
+          SELECT session_id, agent_id,
+            argMax(tuple(context_tokens, context_source, model, context_window_tokens, above_threshold, last_observed_context,
+                         estimated_since_observed, classes_since_observed, session_seq, ts), ingested_at) AS row
+          FROM token_usage
+          WHERE session_id IN {sids:Array(String)}
+            AND (session_id, agent_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2)
+                                           FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)})) AS p))
+          GROUP BY session_id, agent_id, source, event_id)
+        GROUP BY session_id, agent_id`,
       query_params: {
-        keys: keys.map(([k]) => k),
         sids: keys.map(([, c]) => c.sessionId),
         aids: keys.map(([, c]) => c.agentId),
       },
     });
     for (const r of rows) {
-      out.set(r.key, {
-        contextTokens: BigInt(r.context_tokens),
-        contextSource: r.context_source,
-        model: r.model,
-        contextWindowTokens: r.context_window_tokens === null ? null : BigInt(r.context_window_tokens),
-        aboveThreshold: r.above_threshold,
-        lastObservedContext: r.last_observed_context === null ? null : BigInt(r.last_observed_context),
-        estimatedSinceObserved: BigInt(r.estimated_since_observed),
-        classesSinceObserved: r.classes_since_observed,
-        seq: BigInt(r.session_seq),
+      const [contextTokens, contextSource, model, window, above, lastObserved, estimatedSince, classes, seq] = r.s;
+      const key = callerKey.get(contextKey(r.session_id, r.agent_id));
+      if (key === undefined) continue;
+      out.set(key, {
+        contextTokens: BigInt(contextTokens),
+        contextSource,
+        model,
+        contextWindowTokens: window === null ? null : BigInt(window),
+        aboveThreshold: above,
+        lastObservedContext: lastObserved === null ? null : BigInt(lastObserved),
+        estimatedSinceObserved: BigInt(estimatedSince),
+        classesSinceObserved: classes,
+        seq: BigInt(seq),
       });
     }
     return out;

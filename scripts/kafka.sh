@@ -19,6 +19,9 @@
 #                          versions that Kafka 4.x removed)
 #   KAFKA_PORT             PLAINTEXT listener port, default 19092
 #   KAFKA_CONTROLLER_PORT  CONTROLLER listener port, default 19093
+#   KAFKA_SASL_PORT        SASL_PLAINTEXT listener port (mechanism PLAIN), default 19094; its
+#                          one user is toolcanon-test with password KAFKA_SASL_TEST_PASSWORD
+#                          (default toolcanon-test-secret): a test account for a loopback broker
 #   KAFKA_HEAP_OPTS        default "-Xms256m -Xmx512m"
 #   KAFKA_START_TIMEOUT    seconds to wait for the broker, default 90
 #
@@ -34,6 +37,9 @@ CACHE="$ROOT/.cache/kafka"
 KAFKA_VERSION="${KAFKA_VERSION:-3.9.1}"
 KAFKA_PORT="${KAFKA_PORT:-19092}"
 KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-19093}"
+KAFKA_SASL_PORT="${KAFKA_SASL_PORT:-19094}"
+KAFKA_SASL_TEST_USER=toolcanon-test
+KAFKA_SASL_TEST_PASSWORD="${KAFKA_SASL_TEST_PASSWORD:-toolcanon-test-secret}"
 KAFKA_HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
 KAFKA_START_TIMEOUT="${KAFKA_START_TIMEOUT:-90}"
 HOST=127.0.0.1
@@ -167,7 +173,10 @@ group_coordinator_ready() {
   [[ ${#hex} -eq 28 && "${hex:8:8}" == "00000007" && "${hex:16:8}" == "00000001" && "${hex:24:4}" == "0000" ]]
 }
 
-print_brokers() { echo "KAFKA_BROKERS=$HOST:$KAFKA_PORT"; }
+print_brokers() {
+  echo "KAFKA_BROKERS=$HOST:$KAFKA_PORT"
+  echo "KAFKA_SASL_BROKERS=$HOST:$KAFKA_SASL_PORT"
+}
 
 # ---------------------------------------------------------------------------------------
 # Commands
@@ -178,11 +187,14 @@ write_config() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@$HOST:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT,SASL_PLAINTEXT://$HOST:$KAFKA_SASL_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT,SASL_PLAINTEXT://$HOST:$KAFKA_SASL_PORT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
+# A SASL listener beside the plaintext one, for the credentials test: PLAIN, one test user.
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$KAFKA_SASL_TEST_USER="$KAFKA_SASL_TEST_PASSWORD";
 log.dirs=$DATA/logs
 metadata.log.dir=$DATA/metadata
 num.partitions=1
@@ -227,8 +239,8 @@ cmd_start() {
     return 0
   fi
   rm -f "$PID_FILE"
-  if port_open "$KAFKA_PORT" || port_open "$KAFKA_CONTROLLER_PORT"; then
-    die "port $KAFKA_PORT or $KAFKA_CONTROLLER_PORT on $HOST is in use by a process this script did not start; stop it or set KAFKA_PORT / KAFKA_CONTROLLER_PORT"
+  if port_open "$KAFKA_PORT" || port_open "$KAFKA_CONTROLLER_PORT" || port_open "$KAFKA_SASL_PORT"; then
+    die "port $KAFKA_PORT, $KAFKA_CONTROLLER_PORT or $KAFKA_SASL_PORT on $HOST is in use by a process this script did not start; stop it or set KAFKA_PORT / KAFKA_CONTROLLER_PORT / KAFKA_SASL_PORT"
   fi
   resolve_classpath
   local cp="$LIB/*"
@@ -274,7 +286,7 @@ cmd_start() {
       rm -f "$PID_FILE"
       die "broker exited during startup (log: $LOG_FILE)"
     fi
-    if port_open "$KAFKA_PORT" && metadata_ok && coordinator_found && group_coordinator_ready; then
+    if port_open "$KAFKA_PORT" && port_open "$KAFKA_SASL_PORT" && metadata_ok && coordinator_found && group_coordinator_ready; then
       break
     fi
     if ((SECONDS >= deadline)); then

@@ -5,19 +5,21 @@
 // with a SaslHandshake the plaintext listener refuses; with TLS set, a TLS handshake it cannot
 // answer. Neither failure prints the password.
 //
-// Not tested here: a successful SASL or TLS login. The shared broker has no SASL_PLAINTEXT or
-// SSL listener, and adding one means restarting it, which kafka.sh does by wiping its data: the
-// other suites use that broker at the same time.
+// A successful SASL login: scripts/kafka.sh also starts a SASL_PLAINTEXT listener (PLAIN, one
+// test user, $KAFKA_SASL_BROKERS, default 127.0.0.1:19094); `consume` through it with the right
+// password (from a file) writes and commits every record, with a wrong one it stops at once with
+// one line. Not tested here: a TLS login (the broker has no SSL listener).
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, forgetSecrets, hasUrlUserinfo, registerSecret, scrubSecrets } from '../../src/config/secrets.ts';
 import { securityOptions } from '../../src/kafka/client.ts';
 import { kafkaSecurityFromEnv } from '../../src/kafka/security.ts';
 import { makeTempDir } from '../helpers/db.ts';
-import { cli } from '../helpers/faults.ts';
+import { cli, metrics, startCli } from '../helpers/faults.ts';
 import { ensureKafka, requireKafkaOrSkip } from '../helpers/kafka.ts';
-import { uniqueName } from '../helpers/worker.ts';
+import { generateEvents, keyedRecords, sendAll, testClient, uniqueName, waitForAllCommitted, workerArgs } from '../helpers/worker.ts';
 
 const PASSWORD = 'kafka-Pw-91b2c7d0-never-print';
 const tmp = makeTempDir('kafka-creds');
@@ -146,5 +148,73 @@ describe.skipIf(brokers === null)('against the real broker (PLAINTEXT listener):
     const r = await cli(['produce', 'fixtures/codex', '--brokers', (brokers ?? []).join(','), '--topic', uniqueName('tc-tls')], { ...process.env, TOOLCANON_KAFKA_SSL: '1' });
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^toolcanon: TLS with the Kafka broker at [^ ]+ failed \(.*TLS.*\): is \$TOOLCANON_KAFKA_SSL right for this listener, and \$TOOLCANON_KAFKA_SSL_CA_FILE the broker's CA\?$/);
+  });
+});
+
+/** The SASL listener of scripts/kafka.sh, when it answers (a broker started before it had one does not). */
+async function saslListener(): Promise<{ brokers: string } | { skip: string }> {
+  const brokers = process.env['KAFKA_SASL_BROKERS'] ?? '127.0.0.1:19094';
+  const [host, port] = brokers.split(',')[0]?.split(':') ?? [];
+  const open = await new Promise<boolean>((resolve) => {
+    const socket = connect({ host: host ?? '127.0.0.1', port: Number(port) }, () => (socket.destroy(), resolve(true)));
+    socket.on('error', () => resolve(false));
+    socket.setTimeout(3_000, () => (socket.destroy(), resolve(false)));
+  });
+  return open ? { brokers } : { skip: `no SASL listener at ${brokers} (restart the broker with this checkout's scripts/kafka.sh, or set KAFKA_SASL_BROKERS)` };
+}
+
+const sasl = brokers === null ? null : requireKafkaOrSkip(await saslListener().then((r) => ('brokers' in r ? { brokers: [r.brokers] } : r)), 'the SASL login tests of test/faults/kafka-credentials.test.ts');
+const SASL_USER = 'toolcanon-test';
+// scripts/kafka.sh's test account (KAFKA_SASL_TEST_PASSWORD there).
+const SASL_PASSWORD = process.env['KAFKA_SASL_TEST_PASSWORD'] ?? 'toolcanon-test-secret';
+
+describe.skipIf(sasl === null)('against the real broker (SASL_PLAINTEXT listener, PLAIN): a login', () => {
+  const saslBrokers = sasl ?? [];
+  const env = (password: string): NodeJS.ProcessEnv => ({
+    ...process.env,
+    TOOLCANON_KAFKA_SASL_MECHANISM: 'plain',
+    TOOLCANON_KAFKA_SASL_USERNAME: SASL_USER,
+    TOOLCANON_KAFKA_SASL_PASSWORD: '',
+    TOOLCANON_KAFKA_SASL_PASSWORD_FILE: file(`pw-${password.length}`, `${password}\n`),
+  });
+
+  it('the right password: consume through SASL writes and commits every record, and prints no password', async () => {
+    const topic = uniqueName('tc-sasl-ok');
+    const group = uniqueName('g-sasl');
+    const client = testClient(brokers ?? [], 'sasl-test');
+    const admin = await client.admin();
+    try {
+      await admin.ensureTopic(topic, { partitions: 2 });
+      const events = generateEvents('sasl', 300);
+      await sendAll(client, topic, keyedRecords(events.lines));
+      const run = startCli(['consume', ...workerArgs(saslBrokers, topic, group, join(tmp.dir, 'sasl-db'))], env(SASL_PASSWORD));
+      try {
+        await waitForAllCommitted(admin, group, topic, 90_000);
+      } finally {
+        run.child.kill('SIGTERM');
+      }
+      const { code } = await run.exited;
+      expect(code, run.stderr).toBe(0);
+      const m = metrics(run.stdout);
+      expect(m['events_consumed']).toBe(300);
+      expect(m['tool_call_rows']).toBe(300);
+      expect(m['events_committed']).toBe(300);
+      expect(run.stderr).toContain(`Consuming ${topic} as group ${group}`);
+      expect(run.stdout + run.stderr).not.toContain(SASL_PASSWORD);
+    } finally {
+      await admin.deleteTopics([topic, `${topic}.dlq`]).catch(() => undefined);
+      await admin.disconnect();
+    }
+  });
+
+  it('a wrong password: one line saying the broker refused the credentials, exit 1, neither password printed', async () => {
+    const wrong = `${SASL_PASSWORD}-wrong-${PASSWORD}`;
+    const started = Date.now();
+    const r = await cli(['consume', ...workerArgs(saslBrokers, uniqueName('tc-sasl-bad'), uniqueName('g-sasl-bad'), join(tmp.dir, 'sasl-bad-db'))], env(wrong));
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr.trim().split('\n').at(-1)).toBe(`toolcanon: the Kafka broker refused the SASL credentials: check $TOOLCANON_KAFKA_SASL_MECHANISM, $TOOLCANON_KAFKA_SASL_USERNAME and $TOOLCANON_KAFKA_SASL_PASSWORD (or _FILE)`);
+    expect(r.stdout + r.stderr).not.toContain(PASSWORD);
+    expect(r.stdout + r.stderr).not.toContain(SASL_PASSWORD);
+    console.info(`[kafka-credentials] a wrong SASL password stopped consume after ${Date.now() - started} ms`);
   });
 });

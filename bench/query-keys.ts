@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { toolsReportSql, USAGE_REPORT_SQL } from '../src/cli/reports.ts';
+import { toolsReportSql, USAGE_REPORT_SQL } from '../src/report/sql.ts';
 import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 
 const rows = Number(process.argv[2] ?? 10_000_000);

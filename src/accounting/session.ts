@@ -4,7 +4,7 @@
 // threshold (once per crossing: re-armed only when the session falls below again, e.g. after a
 // compaction). Every figure carries its source: observed, estimated or observed+estimated.
 import { idOf } from '../util/hash.ts';
-import type { UsageRecord } from '../decode/event.ts';
+import type { UsageRecord } from '../model/records.ts';
 import type { ToolCallRow } from '../model/records.ts';
 import { estimateImageTokens, estimateTokensFromBytes, exceedsThresholdWithHeadroom, saturatingAdd, usagePercentage } from './arithmetic.ts';
 import type { ContentClass } from './content-class.ts';

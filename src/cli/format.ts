@@ -1,9 +1,10 @@
 // Renders result rows as an aligned table, JSON lines (one object per line) or CSV.
+import type { Row } from '../report/sql.ts';
 
 export const OUTPUT_FORMATS = ['table', 'json', 'csv'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
-export type Row = Readonly<Record<string, unknown>>;
+export type { Row };
 
 function cellText(v: unknown): string {
   if (v === null || v === undefined) return '';

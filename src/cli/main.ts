@@ -12,6 +12,7 @@ import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { createProgressBar } from './progress.ts';
 import { checkGrouping, findReport, REPORTS, reportsHelp } from './report-commands.ts';
+import { ScopeError } from '../report/scope.ts';
 import { IMPORTER_IDS } from '../importers/types.ts';
 import { isImporterId, loadImporter } from '../importers/registry.ts';
 import { runImport, type ImportSummary } from '../importers/run.ts';
@@ -424,7 +425,7 @@ export async function run(argv: readonly string[]): Promise<void> {
   try {
     process.exitCode = await main(argv, io);
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof ScopeError) {
       io.err(`toolcanon: ${error.message}\nRun 'toolcanon --help' for usage.`);
       process.exitCode = 2;
     } else if (error instanceof InputError) {

@@ -15,7 +15,7 @@ import {
   TOOL_REPORT_GROUPINGS,
   toolsReportSql,
   type ToolReportGrouping,
-} from './reports.ts';
+} from '../report/sql.ts';
 
 /** The flags a report may read (already parsed by the command line). */
 export interface ReportFlags {

@@ -5,6 +5,8 @@ import { sha256Hex } from '../util/hash.ts';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { readSchemaText, SCHEMA_FILES } from './envelope-schemas.ts';
 import { TOOL_META_VERSION, type Harness } from '../canonical/meta.ts';
+import type { UsageRecord } from '../model/records.ts';
+import { clickHouseTimeToMs, msToClickHouseTime } from '../util/time.ts';
 import { U64_MAX } from '../accounting/arithmetic.ts';
 import { classifyContent, type ContentClass } from '../accounting/content-class.ts';
 import type { DeadLetterReason, DeadLetterRow, ToolCallRow } from '../model/records.ts';
@@ -30,24 +32,7 @@ export interface DecodeLimits {
 export const DEFAULT_LIMITS: DecodeLimits = { maxEventBytes: 4 * 1024 * 1024, maxDepth: 128 };
 
 /** Observed usage of one finished request, figures exact (u64 as bigint). */
-export interface UsageRecord {
-  readonly event_id: string;
-  readonly ts: string;
-  readonly harness: Harness;
-  readonly session_id: string;
-  readonly agent_id: string;
-  readonly turn_id: string;
-  readonly model: string;
-  readonly request_id: string;
-  readonly input_tokens: bigint;
-  readonly output_tokens: bigint;
-  readonly cache_read_tokens: bigint | null;
-  readonly cache_write_tokens: bigint | null;
-  readonly reasoning_tokens: bigint | null;
-  readonly context_window_tokens: bigint | null;
-  readonly source: string;
-  readonly ingested_at: string;
-}
+export type { UsageRecord };
 
 export type DecodeOutcome =
   | { readonly kind: 'row'; readonly row: ToolCallRow; readonly outputClass: ContentClass; readonly discovery: DiscoveryObservation | undefined }
@@ -213,16 +198,7 @@ export function toClickHouseTime(ts: string): string | undefined {
   return msToClickHouseTime(ms);
 }
 
-/** ClickHouse DateTime64(3) text in UTC of milliseconds since the epoch. */
-export function msToClickHouseTime(ms: number): string {
-  const iso = new Date(ms).toISOString(); // 2026-12-02T10:00:00.123Z
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
-}
-
-/** Milliseconds since the epoch of a ClickHouse DateTime64(3) text in UTC. */
-export function clickHouseTimeToMs(ts: string): number {
-  return Date.parse(`${ts.replace(' ', 'T')}Z`);
-}
+export { clickHouseTimeToMs, msToClickHouseTime };
 
 const FAST_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

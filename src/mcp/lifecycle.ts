@@ -15,7 +15,7 @@
 //   A 4th attempt, and any restart after `disabled` or `removed` (until a new `connecting`), is
 //   flagged. HTTP recovers with its own backoff: recorded, never checked against the stdio one.
 import { idOf } from '../util/hash.ts';
-import { clickHouseTimeToMs, msToClickHouseTime } from '../decode/event.ts';
+import { clickHouseTimeToMs, msToClickHouseTime } from '../util/time.ts';
 import type { McpEventRow, McpServerStateRow } from '../model/mcp.ts';
 import type { McpStateFlag } from '../model/mcp-vocabulary.ts';
 

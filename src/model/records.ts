@@ -1,6 +1,6 @@
 // Internal records the pipeline writes: one zod schema each, the TypeScript types inferred from it.
 import { z } from 'zod';
-import { CANONICAL_FIELDS, HARNESSES, TOOL_KINDS, TOOL_NAMESPACES } from '../canonical/meta.ts';
+import { CANONICAL_FIELDS, HARNESSES, TOOL_KINDS, TOOL_NAMESPACES, type Harness } from '../canonical/meta.ts';
 
 /** Why an input event could not become an analytics row (the closed list of dead-letter reasons). */
 export const DEAD_LETTER_REASONS = [
@@ -94,3 +94,23 @@ export type DeadLetterRow = z.infer<typeof deadLetterRowSchema>;
 type MissingCanonicalColumn = Exclude<(typeof CANONICAL_FIELDS)[number], keyof ToolCallRow>;
 const noMissingCanonicalColumn: [MissingCanonicalColumn] extends [never] ? true : never = true;
 void noMissingCanonicalColumn;
+
+/** A usage record as decoded (token figures exact, as bigint; null where the harness gave none). */
+export interface UsageRecord {
+  readonly event_id: string;
+  readonly ts: string;
+  readonly harness: Harness;
+  readonly session_id: string;
+  readonly agent_id: string;
+  readonly turn_id: string;
+  readonly model: string;
+  readonly request_id: string;
+  readonly input_tokens: bigint;
+  readonly output_tokens: bigint;
+  readonly cache_read_tokens: bigint | null;
+  readonly cache_write_tokens: bigint | null;
+  readonly reasoning_tokens: bigint | null;
+  readonly context_window_tokens: bigint | null;
+  readonly source: string;
+  readonly ingested_at: string;
+}

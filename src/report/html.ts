@@ -15,8 +15,8 @@ import {
   DRIFT_REPORT_SQL,
   MCP_REPORT_SQL,
   toolsReportSql,
-} from '../cli/reports.ts';
-import type { Row } from '../cli/format.ts';
+} from './sql.ts';
+import type { Row } from './sql.ts';
 import { formatUsd, type PriceTable } from '../cost/prices.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { applyScope, type ReportScope } from './scope.ts';

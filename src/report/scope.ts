@@ -2,7 +2,11 @@
 // an analytics table becomes a read of that table's rows in scope, so the HTML report runs the
 // very SQL the CLI reports run. Dead letters carry neither event time nor harness: they stay whole.
 import { HARNESSES, type Harness } from '../canonical/meta.ts';
-import { UsageError } from '../cli/io.ts';
+
+/** A scope flag with a value it cannot take (the command line reports it as a usage error). */
+export class ScopeError extends Error {
+  override readonly name = 'ScopeError';
+}
 
 export interface ReportScope {
   /** First day included, YYYY-MM-DD (UTC). */
@@ -22,14 +26,14 @@ export function parseDay(value: string, flag: string): string {
   const m = DAY.exec(value);
   const d = m ? new Date(`${value}T00:00:00Z`) : undefined;
   if (!m || d === undefined || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== value) {
-    throw new UsageError(`${flag} must be a day as YYYY-MM-DD, got ${JSON.stringify(value)}`);
+    throw new ScopeError(`${flag} must be a day as YYYY-MM-DD, got ${JSON.stringify(value)}`);
   }
   return value;
 }
 
 export function parseHarness(value: string): Harness {
   if ((HARNESSES as readonly string[]).includes(value)) return value as Harness;
-  throw new UsageError(`--harness must be one of ${HARNESSES.join(', ')}, got ${JSON.stringify(value)}`);
+  throw new ScopeError(`--harness must be one of ${HARNESSES.join(', ')}, got ${JSON.stringify(value)}`);
 }
 
 function nextDay(day: string): string {

@@ -16,8 +16,8 @@
 // BigInt: pico-dollars, exact, rounded half up to micro-dollars once per row shown.
 import { USAGE_CONVENTIONS } from '../accounting/conventions.ts';
 import type { Harness } from '../canonical/meta.ts';
-import { USAGE_REPORT_SQL } from '../cli/reports.ts';
-import type { Row } from '../cli/format.ts';
+import { USAGE_REPORT_SQL } from './sql.ts';
+import type { Row } from './sql.ts';
 import { costPicoDollars, formatUsd, type PriceTable } from '../cost/prices.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { applyScope, type ReportScope } from './scope.ts';

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayPaths } from '../../src/pipeline.ts';
-import { DRIFT_REPORT_SQL, USAGE_REPORT_SQL } from '../../src/cli/reports.ts';
+import { DRIFT_REPORT_SQL, USAGE_REPORT_SQL } from '../../src/report/sql.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, openTempSink } from '../helpers/db.ts';
 

@@ -12,7 +12,7 @@ import { runImport } from '../../src/importers/run.ts';
 import { deriveServerStatesPerServer } from '../../src/mcp/lifecycle.ts';
 import { replayPaths, type PipelineCounts } from '../../src/pipeline.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
-import { DISCOVERY_BY_MODEL_SQL, DISCOVERY_BY_TOOL_SQL, MCP_REPORT_SQL } from '../../src/cli/reports.ts';
+import { DISCOVERY_BY_MODEL_SQL, DISCOVERY_BY_TOOL_SQL, MCP_REPORT_SQL } from '../../src/report/sql.ts';
 import { countOf, openTempSink } from '../helpers/db.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;

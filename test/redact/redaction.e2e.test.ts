@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadImporter } from '../../src/importers/registry.ts';
 import { runImport } from '../../src/importers/run.ts';
 import { replayPaths, type PipelineCounts } from '../../src/pipeline.ts';
-import { toolsReportSql } from '../../src/cli/reports.ts';
+import { toolsReportSql } from '../../src/report/sql.ts';
 import { INSERT_COLUMNS, type ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
 import { ROOT, runCli } from '../helpers/worker.ts';

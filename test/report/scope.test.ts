@@ -8,7 +8,7 @@ import {
   MCP_REPORT_SQL,
   toolsReportSql,
   USAGE_REPORT_SQL,
-} from '../../src/cli/reports.ts';
+} from '../../src/report/sql.ts';
 import { PriceTable } from '../../src/cost/prices.ts';
 import { collectReportData } from '../../src/report/html.ts';
 import { applyScope, parseDay } from '../../src/report/scope.ts';

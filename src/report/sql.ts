@@ -1,6 +1,9 @@
 // Reports over the analytics tables. Each reads deduplicated data (FINAL), so a replayed input
 // never doubles a figure.
 
+/** One row of a report or a query, as printed (see cli/format.ts). */
+export type Row = Readonly<Record<string, unknown>>;
+
 export const TOOL_REPORT_GROUPINGS = ['tool', 'namespace', 'kind'] as const;
 export type ToolReportGrouping = (typeof TOOL_REPORT_GROUPINGS)[number];
 

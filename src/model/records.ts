@@ -1,6 +1,6 @@
 // Internal records the pipeline writes: one zod schema each, the TypeScript types inferred from it.
 import { z } from 'zod';
-import { CANONICAL_FIELDS, HARNESSES, TOOL_KINDS, TOOL_NAMESPACES, type Harness } from '../canonical/meta.ts';
+import { type CANONICAL_FIELDS, HARNESSES, TOOL_KINDS, TOOL_NAMESPACES, type Harness } from '../canonical/meta.ts';
 
 /** Why an input event could not become an analytics row (the closed list of dead-letter reasons). */
 export const DEAD_LETTER_REASONS = [

@@ -14,7 +14,7 @@ import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '
 import { observeDiscovery } from '../discovery/discovery.ts';
 import { deriveRegistrations, type SnapshotTool } from '../mcp/registrations.ts';
 import { projectToolCall } from '../transform/project.ts';
-import { indexObject } from './spans.ts';
+import { indexObject } from '../util/json-spans.ts';
 import { redactBytes, redactText } from '../redact/redact.ts';
 
 export interface DecodeLimits {

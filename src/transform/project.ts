@@ -12,7 +12,7 @@ import {
 import { MCP_HARNESS_PREFIX, MCP_SEPARATOR, parseMcpName, stripMcpPrefix } from '../canonical/mcp.ts';
 import { findCatalogueRow, type CatalogueRow } from '../catalogue/index.ts';
 import { MCP_INPUT_NAMES } from '../catalogue/rows.ts';
-import { indexObject, type MemberSpan } from '../decode/spans.ts';
+import { indexObject, type MemberSpan } from '../util/json-spans.ts';
 import type { RowFlag, ToolCallRow } from '../model/records.ts';
 
 type CanonicalColumns = Record<CanonicalField, string | null>;

@@ -4,7 +4,7 @@
 // or a call that cannot be read is returned as malformed (with its line); lines of messages
 // that carry no tool call are counted.
 import type { Harness } from '../../canonical/meta.ts';
-import { findSpan } from '../../decode/spans.ts';
+import { findSpan } from '../../util/json-spans.ts';
 import { stableEventId, toolCallLine, type RawToolInput } from '../envelope.ts';
 import { describeValue, MalformedRecords, readObject, splitCompleteLines, type RawLine } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';

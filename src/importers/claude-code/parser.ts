@@ -3,7 +3,7 @@
 // Streaming, in two passes over the lines (TranscriptIndex, then TranscriptParser): each event
 // is handed out as soon as it is final. No I/O, never throws on a bad record (it is returned as
 // malformed, with its line, or counted when it is a record type skipped on purpose).
-import { findSpan } from '../../decode/spans.ts';
+import { findSpan } from '../../util/json-spans.ts';
 import { normaliseTimestamp, stableEventId, toolCallLine, usageLine, type RawToolInput, type ToolCallFields } from '../envelope.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';
 import type { ImportOutput, ImportedEvent, LineParser, LineReading, MalformedRecord } from '../types.ts';

@@ -4,7 +4,7 @@
 // be read is returned as malformed (with its line), one skipped on purpose is counted.
 import { basename } from 'node:path';
 import { MCP_HARNESS_PREFIX, MCP_SEPARATOR } from '../../canonical/mcp.ts';
-import { findSpan } from '../../decode/spans.ts';
+import { findSpan } from '../../util/json-spans.ts';
 import { normaliseTimestamp, stableEventId, toolCallLine, truncateOutput, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
 import { describeValue, MalformedRecords, readObject, splitCompleteLines, type RawLine } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';

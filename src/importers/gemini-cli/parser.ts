@@ -3,7 +3,7 @@
 // message appended again whole each time it changes) and the legacy `.json` document (one
 // ConversationRecord). Pure: bytes in, events, malformed records and counts out; never throws
 // on a bad record.
-import { findSpan, indexArray, indexObject } from '../../decode/spans.ts';
+import { findSpan, indexArray, indexObject } from '../../util/json-spans.ts';
 import { normaliseTimestamp, stableEventId, toolCallLine, truncateOutput, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
 import { describeValue, lineAt, MalformedRecords, readObject, splitCompleteLines, type ObjectReading } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';

@@ -3,7 +3,7 @@
 // the caller passes the messages that live in other files (the storage layout keeps a part's
 // model and turn in its message's file). A record that cannot be read is returned as malformed
 // with its line and bytes; one skipped on purpose is counted.
-import { findSpan, indexArray } from '../../decode/spans.ts';
+import { findSpan, indexArray } from '../../util/json-spans.ts';
 import { stableEventId, toolCallLine, usageLine, type RawToolInput } from '../envelope.ts';
 import { describeValue, lineAt, MalformedRecords, readObject, splitCompleteLines } from '../lines.ts';
 import type { ImportedEvent, MalformedRecord, ParsedFile } from '../types.ts';

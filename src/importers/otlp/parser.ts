@@ -4,7 +4,7 @@
 // that cannot be read is returned as malformed: its own JSON text, at the line of the document.
 import type { Harness } from '../../canonical/meta.ts';
 import { USAGE_CONVENTIONS } from '../../accounting/conventions.ts';
-import { findSpan } from '../../decode/spans.ts';
+import { findSpan } from '../../util/json-spans.ts';
 import { stableEventId, toolCallLine, usageLine, type RawToolInput } from '../envelope.ts';
 import { describeValue, lineAt, MalformedRecords, parseObject, rawOf, readObject, splitCompleteLines } from '../lines.ts';
 import type { ImportedEvent, MalformedRecord, ParsedFile } from '../types.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { indexObject, skipValue } from '../../src/decode/spans.ts';
+import { indexObject, skipValue } from '../../src/util/json-spans.ts';
 
 describe('indexObject', () => {
   it('returns the verbatim text of each member, in key order', () => {
@@ -54,7 +54,7 @@ describe('indexObject', () => {
 
 describe('findSpan', () => {
   it('walks object keys and array indexes to the verbatim text of a nested value', async () => {
-    const { findSpan, indexArray } = await import('../../src/decode/spans.ts');
+    const { findSpan, indexArray } = await import('../../src/util/json-spans.ts');
     const text = '{"message":{"content":[{"type":"text"},{"type":"tool_use","input":{"n":12345678901234567890,"s":"\\u00e9"}}]}}';
     const span = findSpan(text, ['message', 'content', 1, 'input']);
     expect(span && text.slice(span.start, span.end)).toBe('{"n":12345678901234567890,"s":"\\u00e9"}');

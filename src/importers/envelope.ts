@@ -1,12 +1,12 @@
 // Builds toolcanon.event/v1 lines for importers. The raw input is spliced in as text, so what
 // the harness logged reaches raw_input byte for byte (big integers, escapes, key order).
-import { createHash } from 'node:crypto';
 import type { Harness } from '../canonical/meta.ts';
 import { toClickHouseTime } from '../decode/event.ts';
+import { idOf } from '../util/hash.ts';
 
 /** A deterministic event id from the parts that identify an event in its harness. */
 export function stableEventId(...parts: readonly string[]): string {
-  return createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32);
+  return idOf(...parts);
 }
 
 export interface ToolCallFields {

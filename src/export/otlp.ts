@@ -4,7 +4,7 @@
 // Each page is read with a keyset (the last key of the page before), so memory holds one page of
 // rows and its spans, whatever the size of the store. The SDK is imported here only, when an
 // export runs, so that no other command pays for loading it.
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { scopeCondition, type ReportScope } from '../report/scope.ts';
 import { hrTimeOfMs, SEMCONV_SCHEMA_URL, sessionSpan, toolCallSpan, usageSpan, type SessionRecord, type SpanData, type ToolCallRecord, type UsageRecord } from './genai.ts';

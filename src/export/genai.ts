@@ -12,7 +12,7 @@
 //     aggregation interval to give a metric, where a span keeps its own time;
 //   - one `invoke_agent {harness}` span per session, the parent of the others: a session is one
 //     trace (gen_ai.conversation.id = session id).
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../util/hash.ts';
 import { SpanKind, SpanStatusCode, type Attributes, type AttributeValue, type HrTime } from '@opentelemetry/api';
 import type { Harness } from '../canonical/meta.ts';
 import { USAGE_CONVENTIONS } from '../accounting/conventions.ts';
@@ -66,11 +66,11 @@ export function providerOf(harness: string, model: string): string | undefined {
 
 /** 16 bytes (hex) from the session id: a re-export gives the same trace id. */
 export function traceIdOf(sessionId: string): string {
-  return nonZero(createHash('sha256').update(`toolcanon/trace\0${sessionId}`).digest('hex').slice(0, 32));
+  return nonZero(sha256Hex(`toolcanon/trace\0${sessionId}`, 32));
 }
 /** 8 bytes (hex) from what a span stands for (`tool_call`/`usage` + event id, `session` + id). */
 export function spanIdOf(kind: 'tool_call' | 'usage' | 'session', id: string): string {
-  return nonZero(createHash('sha256').update(`toolcanon/${kind}\0${id}`).digest('hex').slice(0, 16));
+  return nonZero(sha256Hex(`toolcanon/${kind}\0${id}`, 16));
 }
 // An all-zero id is invalid in OTLP; a hash gives one with probability 2^-64, but never emit it.
 function nonZero(hex: string): string {

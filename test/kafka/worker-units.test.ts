@@ -1,6 +1,6 @@
 // The stream worker's pure parts, no broker needed: backoff, dead-letter records, record
 // sources, flag parsing, the produce command's keying.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseConsumeArgs } from '../../src/cli/kafka-commands.ts';
 import { UsageError } from '../../src/cli/io.ts';
 import { sessionKeyOf } from '../../src/kafka/publish.ts';
@@ -29,12 +29,28 @@ describe('backoffDelayMs', () => {
     for (const d of delays) expect(d).toBeLessThanOrEqual(400);
   });
 
-  it('sleep ends early when aborted', async () => {
-    const abort = new AbortController();
-    const started = Date.now();
-    setTimeout(() => abort.abort(), 20);
-    await sleep(10_000, abort.signal);
-    expect(Date.now() - started).toBeLessThan(2_000);
+  it('sleep ends early when aborted, and only then (fake timers: no wall-clock bound)', async () => {
+    vi.useFakeTimers();
+    try {
+      const settled = async (p: Promise<void>): Promise<boolean> => {
+        let done = false;
+        void p.then(() => (done = true));
+        for (let i = 0; i < 5; i++) await Promise.resolve();
+        return done;
+      };
+      const abort = new AbortController();
+      const aborted = sleep(10_000, abort.signal);
+      expect(await settled(aborted)).toBe(false);
+      abort.abort();
+      expect(await settled(aborted)).toBe(true); // no timer advanced: the abort ended it
+      const plain = sleep(10_000);
+      vi.advanceTimersByTime(9_999);
+      expect(await settled(plain)).toBe(false);
+      vi.advanceTimersByTime(1);
+      expect(await settled(plain)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

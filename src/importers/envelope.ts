@@ -78,6 +78,24 @@ export function normaliseTimestamp(value: string | null | undefined): string | u
   return new Date(ms).toISOString();
 }
 
+/**
+ * Largest event line an importer writes. The pipeline refuses events over 4 MiB (its default
+ * limit); a tool output that would push a call past this is cut, so the call is kept.
+ */
+export const MAX_EVENT_LINE_BYTES = 3.5 * 1024 * 1024;
+
+/**
+ * The call's event line; when it would pass `maxBytes`, the output is cut with a marker
+ * (truncateOutput) to what the rest of the line leaves room for, and `truncated` says so.
+ */
+export function toolCallLineWithin(fields: ToolCallFields, input: RawToolInput, maxBytes: number = MAX_EVENT_LINE_BYTES): { line: string; truncated: boolean } {
+  const line = toolCallLine(fields, input);
+  const size = Buffer.byteLength(line, 'utf8');
+  if (size <= maxBytes || fields.output === undefined) return { line, truncated: false };
+  const room = maxBytes - (size - Buffer.byteLength(JSON.stringify(fields.output), 'utf8'));
+  return { line: toolCallLine({ ...fields, output: room > 0 ? truncateOutput(fields.output, room) : '' }, input), truncated: true };
+}
+
 /** Cuts a tool output so its event line stays under the importer's line limit (a marker says how much was kept). */
 export function truncateOutput(output: string, maxJsonBytes: number): string {
   const total = Buffer.byteLength(output, 'utf8');

@@ -4,7 +4,7 @@
 // is handed out as soon as it is final. No I/O, never throws on a bad record (it is returned as
 // malformed, with its line, or counted when it is a record type skipped on purpose).
 import { findSpan } from '../../util/json-spans.ts';
-import { normaliseTimestamp, stableEventId, toolCallLine, usageLine, type RawToolInput, type ToolCallFields } from '../envelope.ts';
+import { MAX_EVENT_LINE_BYTES, normaliseTimestamp, stableEventId, toolCallLine, usageLine, type RawToolInput, type ToolCallFields } from '../envelope.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';
 import type { ImportOutput, ImportedEvent, LineParser, LineReading, MalformedRecord } from '../types.ts';
 import {
@@ -31,11 +31,10 @@ import {
 const HARNESS = 'claude_code';
 
 /**
- * Largest event the importer emits, in bytes of the envelope line: the pipeline's default
- * limit is 4 MiB, and a tool output beyond this is truncated (counted as `output_truncated`)
- * rather than the whole call becoming a dead letter.
+ * Largest event the importer emits, in bytes of the envelope line (the importers' shared limit,
+ * envelope.ts). Claude Code cuts an output beyond it without a marker (fitOutput), as it always has.
  */
-export const MAX_EMITTED_EVENT_BYTES = 3.5 * 1024 * 1024;
+export const MAX_EMITTED_EVENT_BYTES = MAX_EVENT_LINE_BYTES;
 
 /** Longest `error` text (UTF-16 units): the first line of an error result, which may be huge. */
 const MAX_ERROR_CHARS = 2000;

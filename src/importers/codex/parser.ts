@@ -5,7 +5,7 @@
 import { basename } from 'node:path';
 import { MCP_HARNESS_PREFIX, MCP_SEPARATOR } from '../../canonical/mcp.ts';
 import { findSpan } from '../../util/json-spans.ts';
-import { normaliseTimestamp, stableEventId, toolCallLine, truncateOutput, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
+import { MAX_EVENT_LINE_BYTES, normaliseTimestamp, stableEventId, toolCallLineWithin, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
 import { describeValue, MalformedRecords, readObject, splitCompleteLines, type RawLine } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';
 import {
@@ -38,11 +38,8 @@ import {
 /** The model when neither a turn_context nor the session meta names one (ccusage does the same). */
 export const FALLBACK_MODEL = 'gpt-5';
 
-/**
- * Largest event line the importer writes. The pipeline refuses events over 4 MiB; a tool output
- * that would push an event past this is cut (counted as `output_truncated`), so the call is kept.
- */
-export const MAX_EVENT_LINE_BYTES = 3.5 * 1024 * 1024;
+/** Largest event line the importer writes (envelope.ts; its tests read it from here). */
+export { MAX_EVENT_LINE_BYTES };
 
 const UUID_IN_NAME = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i;
 
@@ -298,14 +295,8 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
       ...(outcome.durationMs === undefined ? {} : { duration_ms: outcome.durationMs }),
       ...(images > 0 ? { images } : {}),
     };
-    let text = toolCallLine(fields, c.input);
-    const size = Buffer.byteLength(text, 'utf8');
-    if (size > MAX_EVENT_LINE_BYTES && fields.output !== undefined) {
-      const outputJsonBytes = Buffer.byteLength(JSON.stringify(fields.output), 'utf8');
-      const room = MAX_EVENT_LINE_BYTES - (size - outputJsonBytes);
-      text = toolCallLine({ ...fields, output: room > 0 ? truncateOutput(fields.output, room) : '' }, c.input);
-      skip('output_truncated');
-    }
+    const { line: text, truncated } = toolCallLineWithin(fields, c.input);
+    if (truncated) skip('output_truncated');
     emit(completedBy, text);
   };
 

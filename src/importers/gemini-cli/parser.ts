@@ -4,7 +4,7 @@
 // ConversationRecord). Pure: bytes in, events, malformed records and counts out; never throws
 // on a bad record.
 import { findSpan, indexArray, indexObject } from '../../util/json-spans.ts';
-import { normaliseTimestamp, stableEventId, toolCallLine, truncateOutput, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
+import { normaliseTimestamp, stableEventId, toolCallLineWithin, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
 import { describeValue, lineAt, MalformedRecords, readObject, splitCompleteLines, type ObjectReading } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';
 import { fileStem, parentSessionOf } from './paths.ts';
@@ -30,11 +30,6 @@ import {
 
 const HARNESS = 'gemini_cli';
 
-/**
- * Largest event line the importer writes. The pipeline refuses events over 4 MiB; a tool output
- * that would push an event past this is cut (counted as `output_truncated`), so the call is kept.
- */
-export const MAX_EVENT_LINE_BYTES = 3.5 * 1024 * 1024;
 
 /** Longest `error` text (UTF-16 units): the first line of the call's error message. */
 const MAX_ERROR_CHARS = 2000;
@@ -363,13 +358,8 @@ export function parseGeminiFile(path: string, data: Buffer): ParsedFile {
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
       ...(result.images > 0 ? { images: Math.min(result.images, 10_000) } : {}),
     };
-    let text = toolCallLine(fields, c.rawArgs);
-    const size = Buffer.byteLength(text, 'utf8');
-    if (size > MAX_EVENT_LINE_BYTES && fields.output !== undefined) {
-      const room = MAX_EVENT_LINE_BYTES - (size - Buffer.byteLength(JSON.stringify(fields.output), 'utf8'));
-      text = toolCallLine({ ...fields, output: room > 0 ? truncateOutput(fields.output, room) : '' }, c.rawArgs);
-      skip('output_truncated');
-    }
+    const { line: text, truncated } = toolCallLineWithin(fields, c.rawArgs);
+    if (truncated) skip('output_truncated');
     emit(c.record, 1, text);
   }
 

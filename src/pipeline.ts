@@ -15,7 +15,8 @@ import {
   type ToolOutput,
 } from './accounting/session.ts';
 import type { ContentClass } from './accounting/content-class.ts';
-import { decodeEvent, DEFAULT_LIMITS, msToClickHouseTime, nowClickHouseTime, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
+import { decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
+import { msToClickHouseTime } from './util/time.ts';
 import type { DeadLetterReason, DeadLetterRow, RowFlag } from './model/records.ts';
 import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from './model/mcp.ts';
 import { deriveDiscoveryPerContext } from './discovery/discovery.ts';

@@ -6,7 +6,7 @@ import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { readSchemaText, SCHEMA_FILES } from './envelope-schemas.ts';
 import { TOOL_META_VERSION, type Harness } from '../canonical/meta.ts';
 import type { UsageRecord } from '../model/records.ts';
-import { clickHouseTimeToMs, msToClickHouseTime } from '../util/time.ts';
+import { msToClickHouseTime } from '../util/time.ts';
 import { U64_MAX } from '../accounting/arithmetic.ts';
 import { classifyContent, type ContentClass } from '../accounting/content-class.ts';
 import type { DeadLetterReason, DeadLetterRow, ToolCallRow } from '../model/records.ts';
@@ -32,8 +32,6 @@ export interface DecodeLimits {
 export const DEFAULT_LIMITS: DecodeLimits = { maxEventBytes: 4 * 1024 * 1024, maxDepth: 128 };
 
 /** Observed usage of one finished request, figures exact (u64 as bigint). */
-export type { UsageRecord };
-
 export type DecodeOutcome =
   | { readonly kind: 'row'; readonly row: ToolCallRow; readonly outputClass: ContentClass; readonly discovery: DiscoveryObservation | undefined }
   | { readonly kind: 'usage'; readonly usage: UsageRecord }
@@ -197,8 +195,6 @@ export function toClickHouseTime(ts: string): string | undefined {
   if (!isCalendarValid(ts)) return undefined;
   return msToClickHouseTime(ms);
 }
-
-export { clickHouseTimeToMs, msToClickHouseTime };
 
 const FAST_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

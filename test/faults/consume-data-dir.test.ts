@@ -3,12 +3,11 @@
 // forever, holding its partitions and committing nothing; now it stops: exit 1, one line naming
 // the directory, and no offset of an event it could not write committed, so a restart on the
 // same --db consumes them again and stores each once.
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KafkaAdmin, KafkaClient } from '../../src/kafka/client.ts';
 import { ClickHouseSink } from '../../src/sink/clickhouse.ts';
-import { countOf, makeTempDir } from '../helpers/db.ts';
+import { countOf, makeTempDir, removeWhileInUse } from '../helpers/db.ts';
 import { committedParts } from '../helpers/faults.ts';
 import { ensureKafka, requireKafkaOrSkip } from '../helpers/kafka.ts';
 import {
@@ -60,8 +59,7 @@ describe.skipIf(brokers === null)('the data directory of a running consume worke
     // Working: batches written and committed.
     await waitFor('a first commit', async () => (sumOffsets(await committedOffsets(admin, group, topic)) > 0 ? true : undefined), 120_000);
     expect(committedParts(db, 'tool_calls').length).toBeGreaterThan(0);
-    // The engine keeps creating files while they are removed (ENOTEMPTY): retried until it stops.
-    rmSync(db, { recursive: true, force: true, maxRetries: 50, retryDelay: 100 });
+    removeWhileInUse(db);
     // More events arrive: the worker must write them, and cannot.
     await sendAll(client, topic, records.slice(FIRST));
     // Before the fix it retried forever: this wait timed out.

@@ -4,10 +4,10 @@
 // unprivileged user: root ignores permission bits), a second process on a directory in use, and
 // the directory removed while a replay writes. Each is one line naming the directory and what to
 // do, exit 1, no stack trace; a rerun once it is fixed stores what a clean run stores.
-import { chmodSync, chownSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeTempDir } from '../helpers/db.ts';
+import { makeTempDir, removeWhileInUse } from '../helpers/db.ts';
 import { cli, committedParts, dumpAs, IS_ROOT, metrics, startCli, unprivilegedCommand, unprivilegedEnv, waitUntil, writeReplayInput } from '../helpers/faults.ts';
 import { BIN } from '../helpers/worker.ts';
 
@@ -127,8 +127,7 @@ describe('a data directory in use, or removed, while a replay writes to it', () 
     const db = join(tmp.dir, 'removed');
     const run = startCli(['replay', input, '--db', db, '--format', 'json', '--no-progress']);
     expect(await waitUntil(run, () => committedParts(db, 'tool_calls').length > 0), run.stderr).toBe(true);
-    // The engine keeps creating files while they are removed (ENOTEMPTY): retried until it stops.
-    rmSync(db, { recursive: true, force: true, maxRetries: 50, retryDelay: 100 });
+    removeWhileInUse(db);
     const { code } = await run.exited;
     expect(code, run.stderr).toBe(1);
     expect(failureLine(run.stderr)).toBe(

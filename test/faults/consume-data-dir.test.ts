@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KafkaAdmin, KafkaClient } from '../../src/kafka/client.ts';
 import { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, removeWhileInUse } from '../helpers/db.ts';
-import { committedParts } from '../helpers/faults.ts';
+import { committedParts, removedDataDirLines } from '../helpers/faults.ts';
 import { ensureKafka, requireKafkaOrSkip } from '../helpers/kafka.ts';
 import {
   committedOffsets,
@@ -86,7 +86,8 @@ describe.skipIf(brokers === null)('the data directory of a running consume worke
   it('stops with exit 1 and one line naming the directory, instead of retrying forever', () => {
     expect(firstExit.code, first.lines.slice(-20).join('\n')).toBe(1);
     const errors = first.lines.filter((l) => l.startsWith('toolcanon: '));
-    expect(errors).toEqual([`toolcanon: the worker stopped: the data directory ${db} was removed (or replaced) while toolcanon was using it: what was written since is lost; run the command again (it creates the directory anew; what a rerun writes twice is stored once)`]);
+    expect(errors).toHaveLength(1);
+    expect(removedDataDirLines(db, 'toolcanon: the worker stopped: ')).toContain(errors[0]);
     expect(first.lines.some((l) => /^Stopping: ClickHouse insert failed and retrying cannot help .*those events are consumed again at the next start\.$/.test(l))).toBe(true);
     expect(first.lines.filter((l) => l.startsWith('Retrying ClickHouse insert'))).toEqual([]);
     expect(first.lines.join('\n')).not.toMatch(/^\s+at /m);

@@ -8,7 +8,7 @@ import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeTempDir, removeWhileInUse } from '../helpers/db.ts';
-import { cli, committedParts, dumpAs, IS_ROOT, metrics, startCli, unprivilegedCommand, unprivilegedEnv, waitUntil, writeReplayInput } from '../helpers/faults.ts';
+import { cli, committedParts, dumpAs, IS_ROOT, metrics, removedDataDirLines, startCli, unprivilegedCommand, unprivilegedEnv, waitUntil, writeReplayInput } from '../helpers/faults.ts';
 import { BIN } from '../helpers/worker.ts';
 
 const tmp = makeTempDir('data-dir');
@@ -130,9 +130,7 @@ describe('a data directory in use, or removed, while a replay writes to it', () 
     removeWhileInUse(db);
     const { code } = await run.exited;
     expect(code, run.stderr).toBe(1);
-    expect(failureLine(run.stderr)).toBe(
-      `toolcanon: the data directory ${db} was removed (or replaced) while toolcanon was using it: what was written since is lost; run the command again (it creates the directory anew; what a rerun writes twice is stored once)`,
-    );
+    expect(removedDataDirLines(db)).toContain(failureLine(run.stderr));
     const again = await cli(['replay', input, '--db', db, '--format', 'json', '--no-progress']);
     expect(again.code, again.stderr).toBe(0);
     expect(await dumpAs(db, asIs, process.env)).toEqual(reference);

@@ -152,3 +152,16 @@ export async function dumpAs(db: string, command: readonly string[], env: NodeJS
   for (const rows of out.values()) rows.sort();
   return out;
 }
+
+/**
+ * The lines toolcanon may give when `db` is removed under it (see removeWhileInUse). Which one
+ * depends on when its next request meets the removal: after it (the directory is gone, or the
+ * engine made a new one: "removed (or replaced)") or during it (the directory is still there
+ * and its files are going: "files … were removed"). Both name the directory and say to run again.
+ */
+export function removedDataDirLines(db: string, prefix = 'toolcanon: '): string[] {
+  return [
+    `${prefix}the data directory ${db} was removed (or replaced) while toolcanon was using it: what was written since is lost; run the command again (it creates the directory anew; what a rerun writes twice is stored once)`,
+    `${prefix}files of the data directory ${db} were removed while toolcanon was using it: nothing more was written; run the command again (what a rerun writes twice is stored once), or use another --db (or $TOOLCANON_DB)`,
+  ];
+}

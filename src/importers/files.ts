@@ -1,7 +1,8 @@
 // File listing shared by the importers: the files under the given paths that an importer reads.
-import { readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { InputError } from '../source/file.ts';
+import { byCodeUnits, walkFiles } from '../util/walk.ts';
 
 /**
  * The files under each directory whose path `accept` takes, sorted and without repeats; a path
@@ -10,11 +11,7 @@ import { InputError } from '../source/file.ts';
 export function listFilesUnder(paths: readonly string[], accept: (path: string, name: string) => boolean): string[] {
   const out = new Set<string>();
   const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const full = join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile() && accept(full, entry.name)) out.add(full);
-    }
+    for (const full of walkFiles(dir, accept)) out.add(full);
   };
   for (const p of paths) {
     const full = resolve(p);
@@ -27,5 +24,5 @@ export function listFilesUnder(paths: readonly string[], accept: (path: string, 
     if (isDirectory) walk(full);
     else out.add(full);
   }
-  return [...out].sort();
+  return [...out].sort(byCodeUnits);
 }

@@ -1,9 +1,10 @@
 // The file source: JSONL files (or directories of them, or stdin as `-`) as lines of raw bytes,
 // each with its origin `file:line`. Lines are split on LF as bytes, before any decoding, so an
 // invalid UTF-8 line still reaches the decoder (and its dead letter) intact.
-import { createReadStream, statSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { createReadStream, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
+import { walkFiles } from '../util/walk.ts';
 
 export interface SourceLine {
   readonly bytes: Uint8Array;
@@ -17,15 +18,11 @@ export interface InputFile {
   readonly bytes: number;
 }
 
-/** Expands paths into JSONL files: a directory contributes every *.jsonl below it, sorted. */
+/** Expands paths into JSONL files: a directory contributes every *.jsonl below it (see walkFiles). */
 export function listInputFiles(paths: readonly string[]): InputFile[] {
   const out: InputFile[] = [];
   const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      const full = join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile() && entry.name.endsWith('.jsonl')) out.push({ path: full, bytes: statSync(full).size });
-    }
+    for (const full of walkFiles(dir, (_, name) => name.endsWith('.jsonl'))) out.push({ path: full, bytes: statSync(full).size });
   };
   for (const p of paths) {
     if (p === '-') {

@@ -1,8 +1,9 @@
 // Where Claude Code keeps its transcripts, and which files under a path are transcripts.
-import { readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../../source/file.ts';
+import { byCodeUnits, walkFiles } from '../../util/walk.ts';
 
 /**
  * `$CLAUDE_CONFIG_DIR/projects` when the variable is set (Claude Code moves its whole
@@ -37,23 +38,8 @@ function statOrUndefined(path: string): Stats | undefined {
  */
 export function listTranscriptFiles(paths: readonly string[]): string[] {
   const files = new Set<string>();
-  const visited = new Set<string>();
   const walk = (dir: string): void => {
-    let real: string;
-    try {
-      real = realpathSync(dir);
-    } catch {
-      return;
-    }
-    if (visited.has(real)) return;
-    visited.add(real);
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const full = join(dir, entry.name);
-      const isLink = entry.isSymbolicLink();
-      const stat = isLink ? statOrUndefined(full) : undefined;
-      if (entry.isDirectory() || stat?.isDirectory()) walk(full);
-      else if ((entry.isFile() || stat?.isFile()) && entry.name.endsWith('.jsonl')) files.add(full);
-    }
+    for (const full of walkFiles(dir, (_, name) => name.endsWith('.jsonl'))) files.add(full);
   };
   for (const p of paths) {
     const full = resolve(p);
@@ -62,7 +48,7 @@ export function listTranscriptFiles(paths: readonly string[]): string[] {
     if (stat.isDirectory()) walk(full);
     else files.add(full);
   }
-  return [...files].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return [...files].sort(byCodeUnits);
 }
 
 /**

@@ -1,8 +1,9 @@
 // Where Codex keeps its rollouts, and which files under the user's paths are rollouts.
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { InputError } from '../../source/file.ts';
+import { byCodeUnits, walkFiles } from '../../util/walk.ts';
 
 export const CODEX_HOME_ENV = 'CODEX_HOME';
 export const SESSIONS_SUBDIR = 'sessions';
@@ -28,19 +29,8 @@ export function listRolloutFiles(paths: readonly string[]): string[] {
     const real = realpathSync(file);
     if (!found.has(real)) found.set(real, file);
   };
-  // Real paths of the directories walked: a link back up the tree is walked once, not forever.
-  const walked = new Set<string>();
   const walk = (dir: string): void => {
-    const real = realpathSync(dir);
-    if (walked.has(real)) return;
-    walked.add(real);
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const full = join(dir, entry.name);
-      // A symbolic link counts as what it points to (a CODEX_HOME on another disk, say).
-      const kind = entry.isSymbolicLink() ? statKind(full) : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
-      if (kind === 'dir') walk(full);
-      else if (kind === 'file' && entry.name.endsWith('.jsonl')) add(full);
-    }
+    for (const full of walkFiles(dir, (_, name) => name.endsWith('.jsonl'))) add(full);
   };
   for (const p of paths) {
     const full = resolve(p);
@@ -49,7 +39,7 @@ export function listRolloutFiles(paths: readonly string[]): string[] {
     if (kind === 'dir') walk(full);
     else add(full);
   }
-  return [...found.values()].sort();
+  return [...found.values()].sort(byCodeUnits);
 }
 
 function statKind(path: string): 'dir' | 'file' | 'other' | 'missing' {

@@ -1,0 +1,47 @@
+// The one directory walker of the project: replay's JSONL listing and every importer's file
+// listing go through it, so every command orders and follows files the same way.
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Orders strings by UTF-16 code units: the same on every machine (localeCompare depends on the locale). */
+export function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Every file below `dir` whose path and name `accept` takes, depth first, each directory's
+ * entries in code-unit order. A symbolic link counts as what it points to (a config directory
+ * on another disk, say); each directory is walked once by its real path, so a link back up the
+ * tree ends. A dangling link, or an entry that vanishes while walking, is passed over.
+ */
+export function walkFiles(dir: string, accept: (path: string, name: string) => boolean): string[] {
+  const out: string[] = [];
+  const walked = new Set<string>();
+  const walk = (d: string): void => {
+    let real: string;
+    try {
+      real = realpathSync(d);
+    } catch {
+      return;
+    }
+    if (walked.has(real)) return;
+    walked.add(real);
+    for (const entry of readdirSync(d, { withFileTypes: true }).sort((a, b) => byCodeUnits(a.name, b.name))) {
+      const full = join(d, entry.name);
+      const kind = entry.isSymbolicLink() ? kindOf(full) : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
+      if (kind === 'dir') walk(full);
+      else if (kind === 'file' && accept(full, entry.name)) out.push(full);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function kindOf(path: string): 'dir' | 'file' | 'other' {
+  try {
+    const s = statSync(path);
+    return s.isDirectory() ? 'dir' : s.isFile() ? 'file' : 'other';
+  } catch {
+    return 'other';
+  }
+}

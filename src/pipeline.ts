@@ -83,9 +83,9 @@ export function emptyCounts(): PipelineCounts {
 
 export interface BatchLimits {
   /** Flush when this many events are buffered. */
-  readonly maxBatchRows: number;
+  readonly batchMaxRows: number;
   /** Flush when the buffered events hold about this many bytes. */
-  readonly maxBatchBytes: number;
+  readonly batchMaxBytes: number;
 }
 
 /**
@@ -94,7 +94,7 @@ export interface BatchLimits {
  * the replay rate on a quiet machine (bench/replay.ts: 9,748 vs 14,957 events/s): every batch
  * pays its accounting lookups and MCP / discovery recomputation once, whatever its size.
  */
-export const DEFAULT_BATCH: BatchLimits = { maxBatchRows: 20_000, maxBatchBytes: 32 * 1024 * 1024 };
+export const DEFAULT_BATCH: BatchLimits = { batchMaxRows: 20_000, batchMaxBytes: 32 * 1024 * 1024 };
 
 export interface BatchWriterHooks {
   /**
@@ -126,8 +126,8 @@ interface BatchBuffer {
  * A batch's tool-call rows take about half the bytes of its input lines (the tool outputs are
  * counted, not stored): sized for that, a full batch's buffer grows once at most.
  */
-function emptyBuffer(maxBatchBytes: number): BatchBuffer {
-  return { outcomes: [], toolCalls: new TsvWriter(Math.min(Math.max(maxBatchBytes >>> 1, 64 * 1024), 16 * 1024 * 1024)), flags: new Map(), redactions: 0 };
+function emptyBuffer(batchMaxBytes: number): BatchBuffer {
+  return { outcomes: [], toolCalls: new TsvWriter(Math.min(Math.max(batchMaxBytes >>> 1, 64 * 1024), 16 * 1024 * 1024)), flags: new Map(), redactions: 0 };
 }
 
 /** A batch with its derived rows computed, ready to be written (and rewritten on retry). */
@@ -182,7 +182,7 @@ export class BatchWriter {
   ) {
     this.accountant = new ContextAccountant(accounting);
     this.maxContexts = accounting.maxContexts ?? DEFAULT_MAX_CONTEXTS;
-    this.buffer = emptyBuffer(batch.maxBatchBytes);
+    this.buffer = emptyBuffer(batch.batchMaxBytes);
   }
 
   /** Session contexts held in memory between batches; idle ones beyond are evicted. */
@@ -204,7 +204,7 @@ export class BatchWriter {
         outputClass: o.outputClass,
         ingestedAt: r.ingested_at,
         discovery: o.discovery,
-        call: { event_id: r.event_id, ts: r.ts, harness: r.harness, session_id: r.session_id, agent_id: r.agent_id, turn_id: r.turn_id, model: r.model, images: r.images, output_bytes: r.output_bytes, source: r.source },
+        call: { event_id: r.event_id, ts: r.ts, harness: r.harness, session_id: r.session_id, agent_id: r.agent_id, host: r.host, device_id: r.device_id, turn_id: r.turn_id, model: r.model, images: r.images, output_bytes: r.output_bytes, source: r.source },
       });
     } else b.outcomes.push(o);
     this.bufferedBytes += line.bytes.byteLength;
@@ -212,7 +212,7 @@ export class BatchWriter {
   }
 
   private isDue(): boolean {
-    return this.buffer.outcomes.length >= this.batch.maxBatchRows || this.bufferedBytes >= this.batch.maxBatchBytes;
+    return this.buffer.outcomes.length >= this.batch.batchMaxRows || this.bufferedBytes >= this.batch.batchMaxBytes;
   }
 
   /**
@@ -358,7 +358,7 @@ export class BatchWriter {
   seal(): void {
     if (this.sealed || this.buffer.outcomes.length === 0) return;
     this.sealed = { buffer: this.buffer, prepared: undefined };
-    this.buffer = emptyBuffer(this.batch.maxBatchBytes);
+    this.buffer = emptyBuffer(this.batch.batchMaxBytes);
     this.bufferedBytes = 0;
   }
 

@@ -31,7 +31,7 @@ export interface PublishOptions {
    * max.message.bytes to a whole record batch, and kafkajs sends one batch per partition
    * without splitting it, so one send must fit even when all its records share a partition.
    */
-  readonly maxBatchBytes?: number;
+  readonly batchMaxBytes?: number;
   /**
    * The topic's max.message.bytes, as its configuration says (undefined: unknown, Kafka's
    * default is assumed). Lines whose record would not fit go to the dead-letter topic.
@@ -135,7 +135,7 @@ export async function publishFiles(producer: StreamProducer, files: readonly Inp
   const maxMessageBytes = options.maxMessageBytes ?? KAFKA_DEFAULT_MAX_MESSAGE_BYTES;
   const limit = maxMessageBytes - RECORD_OVERHEAD_BYTES;
   // Per-record framing (offsets, lengths, key) counts towards the batch too.
-  const maxBytes = Math.min(options.maxBatchBytes ?? 4 * 1024 * 1024, limit);
+  const maxBytes = Math.min(options.batchMaxBytes ?? 4 * 1024 * 1024, limit);
   const limitText = `max.message.bytes ${maxMessageBytes}${options.maxMessageBytes === undefined ? " (Kafka's default: the topic's could not be read)" : ''}`;
   const result: PublishResult = { recordsRead: 0, published: 0, bytesPublished: 0, unkeyed: 0, blankLines: 0, dlqTopic, deadLettered: [] };
 

@@ -310,7 +310,7 @@ export class StreamWorker {
     const deadLetters = new DeadLetterQueue();
     return {
       id,
-      writer: new BatchWriter(this.sink, this.counts, { maxBatchRows: this.config.batchMaxRows, maxBatchBytes: this.config.batchMaxBytes }, this.config.accounting, {
+      writer: new BatchWriter(this.sink, this.counts, { batchMaxRows: this.config.batchMaxRows, batchMaxBytes: this.config.batchMaxBytes }, this.config.accounting, {
         onDeadLettersWritten: deadLetters.onDeadLettersWritten,
       }),
       offsets: new OffsetLedger(id),

@@ -113,8 +113,8 @@ describe('each event is applied to the accounting once', () => {
     const tail = join(dir, 'tail.jsonl');
     writeFileSync(head, `${lines.slice(0, 30).join('\n')}\n`);
     writeFileSync(tail, `${lines.slice(12).join('\n')}\n`); // 18 events seen before, the rest new
-    await replayPaths([head], sink, { batch: { maxBatchRows: 4, maxBatchBytes: 1 << 30 } });
-    await replayPaths([tail], sink, { batch: { maxBatchRows: 4, maxBatchBytes: 1 << 30 } });
+    await replayPaths([head], sink, { batch: { batchMaxRows: 4, batchMaxBytes: 1 << 30 } });
+    await replayPaths([tail], sink, { batch: { batchMaxRows: 4, batchMaxBytes: 1 << 30 } });
     expect(await figures(sink)).toEqual(once);
   });
 
@@ -124,7 +124,7 @@ describe('each event is applied to the accounting once', () => {
     await replayPaths([FIXTURES], sink);
     const kept = await sink.queryRows(dump);
     await reset();
-    const evicting = await replayPaths([FIXTURES], sink, { batch: { maxBatchRows: 5, maxBatchBytes: 1 << 30 }, accounting: { ...DEFAULT_ACCOUNTING, maxContexts: 1 } });
+    const evicting = await replayPaths([FIXTURES], sink, { batch: { batchMaxRows: 5, batchMaxBytes: 1 << 30 }, accounting: { ...DEFAULT_ACCOUNTING, maxContexts: 1 } });
     expect(evicting.contextsEvicted).toBeGreaterThan(20);
     expect(await sink.queryRows(dump)).toEqual(kept);
     expect(kept.length).toBeGreaterThan(200);

@@ -174,7 +174,7 @@ describe('a streamed import into the real engine', () => {
     };
     const summary = await runImport(claudeCodeImporter, [file], sink, {
       chunkBytes,
-      batch: { maxBatchRows: 100, maxBatchBytes: 32 * 1024 * 1024 },
+      batch: { batchMaxRows: 100, batchMaxBytes: 32 * 1024 * 1024 },
       onChunk: (_path, read, held) => {
         // Called for the parsing pass (the first pass, the index, holds no more than it does).
         chunks++;

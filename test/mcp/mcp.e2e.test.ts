@@ -96,13 +96,13 @@ describe('MCP lifecycle and discovery in embedded ClickHouse', () => {
 
   it('gives the same rows when every event is its own batch (the late stale disconnect arrives in a later batch)', async () => {
     await truncateAll(sink);
-    await replayPaths([LIFECYCLE, DISCOVERY], sink, { batch: { maxBatchRows: 1, maxBatchBytes: 1 << 30 } });
+    await replayPaths([LIFECYCLE, DISCOVERY], sink, { batch: { batchMaxRows: 1, batchMaxBytes: 1 << 30 } });
     expect(await dump(sink)).toEqual(oneBatch);
   }, 120_000);
 
   it('gives the same rows from two runs in the other order, in batches of 7, and adds nothing when replayed again', async () => {
     await truncateAll(sink);
-    const batch = { maxBatchRows: 7, maxBatchBytes: 1 << 30 };
+    const batch = { batchMaxRows: 7, batchMaxBytes: 1 << 30 };
     await replayPaths([DISCOVERY], sink, { batch });
     await replayPaths([LIFECYCLE], sink, { batch });
     expect(await dump(sink)).toEqual(oneBatch);
@@ -122,7 +122,7 @@ describe('MCP lifecycle and discovery in embedded ClickHouse', () => {
     const lines = (times: number[]) => times.map((ms, i) => JSON.stringify({ schema: 'toolcanon.event/v1', type: 'mcp_tools_changed', ts: new Date(Date.parse('2026-12-20T08:00:00.000Z') + ms).toISOString(), harness: 'grok_build', session_id: 'burst', server: `s${times.length}`, client_id: 'c', event_id: `burst-${times.length}-${i}` })).join('\n');
     const file = join(dir, 'burst.jsonl');
     writeFileSync(file, `${lines(Array.from({ length: 100 }, (_, i) => Math.floor(i / 2)))}\n${lines([30, 40, 49, 50, 60])}\n`);
-    await replayPaths([file], sink, { batch: { maxBatchRows: 9, maxBatchBytes: 1 << 30 } });
+    await replayPaths([file], sink, { batch: { batchMaxRows: 9, batchMaxBytes: 1 << 30 } });
     const rows = await sink.queryRows<{ server: string; coalesced_events: number; window_start: string }>(
       "SELECT server, coalesced_events, window_start FROM mcp_server_state FINAL WHERE session_id = 'burst' ORDER BY server, window_start",
     );

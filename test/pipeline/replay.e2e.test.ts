@@ -91,7 +91,7 @@ describe('replay into embedded ClickHouse', () => {
     const snapshot = async (): Promise<unknown[]> =>
       sink.queryRows('SELECT (SELECT count() FROM tool_calls FINAL), (SELECT count() FROM dead_letters FINAL), (SELECT count() FROM token_usage FINAL), (SELECT groupArraySorted(100)(breach_id) FROM threshold_breaches FINAL)');
     const before = await snapshot();
-    const small = await replayPaths([FIXTURES], sink, { batch: { maxBatchRows: 7, maxBatchBytes: 1 << 30 } });
+    const small = await replayPaths([FIXTURES], sink, { batch: { batchMaxRows: 7, batchMaxBytes: 1 << 30 } });
     expect(small.rowsWritten + small.deadLetters).toBe(small.eventsRead);
     // Every event was applied to the accounting by the first replay: none is applied again.
     expect(small.breaches).toBe(0);

@@ -42,7 +42,7 @@ describe('DeadLetterQueue with a real batch writer and engine', () => {
 
   it('matches each acknowledged dead letter to its record, with the position it was consumed at', async () => {
     const queue = new DeadLetterQueue();
-    const writer = new BatchWriter(sink, emptyCounts(), { maxBatchRows: 100, maxBatchBytes: 1 << 20 }, undefined, { onDeadLettersWritten: queue.onDeadLettersWritten });
+    const writer = new BatchWriter(sink, emptyCounts(), { batchMaxRows: 100, batchMaxBytes: 1 << 20 }, undefined, { onDeadLettersWritten: queue.onDeadLettersWritten });
     // A topic name with slashes-free dots and dashes; offsets beyond 2^53 stay text.
     const topic = 'tool.events-x';
     const notJson = Buffer.from('{"schema":');
@@ -85,7 +85,7 @@ describe('DeadLetterQueue with a real batch writer and engine', () => {
 
   it('a write that failed after its dead letters were stored is retried: each dead letter is published once', async () => {
     const queue = new DeadLetterQueue();
-    const writer = new BatchWriter(sink, emptyCounts(), { maxBatchRows: 100, maxBatchBytes: 1 << 20 }, undefined, { onDeadLettersWritten: queue.onDeadLettersWritten });
+    const writer = new BatchWriter(sink, emptyCounts(), { batchMaxRows: 100, batchMaxBytes: 1 << 20 }, undefined, { onDeadLettersWritten: queue.onDeadLettersWritten });
     intake(writer, queue, 't-retry', [
       { partition: 0, offset: '1', key: null, value: Buffer.from('x') },
       { partition: 0, offset: '2', key: null, value: Buffer.from(eventLine({ call_id: 'retry-ok' })) },
@@ -107,7 +107,7 @@ describe('DeadLetterQueue with a real batch writer and engine', () => {
 
   it('replaces secrets in the value as the stored dead letter had them redacted', async () => {
     const queue = new DeadLetterQueue();
-    const writer = new BatchWriter(sink, emptyCounts(), { maxBatchRows: 100, maxBatchBytes: 1 << 20 }, undefined, { onDeadLettersWritten: queue.onDeadLettersWritten });
+    const writer = new BatchWriter(sink, emptyCounts(), { batchMaxRows: 100, batchMaxBytes: 1 << 20 }, undefined, { onDeadLettersWritten: queue.onDeadLettersWritten });
     const secret = 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8';
     intake(writer, queue, 't-secret', [{ partition: 0, offset: '0', key: null, value: Buffer.from(`{"token":"${secret}"`) }]);
     writer.seal();
@@ -141,7 +141,7 @@ describe.skipIf(brokers === null)('DeadLetterPublisher against a real broker', (
     const queue = new DeadLetterQueue();
     const { sink, cleanup } = await openTempSink('dlq-publisher');
     try {
-      const writer = new BatchWriter(sink, emptyCounts(), { maxBatchRows: 100, maxBatchBytes: 1 << 20 }, undefined, { onDeadLettersWritten: queue.onDeadLettersWritten });
+      const writer = new BatchWriter(sink, emptyCounts(), { batchMaxRows: 100, batchMaxBytes: 1 << 20 }, undefined, { onDeadLettersWritten: queue.onDeadLettersWritten });
       const big = Buffer.from(`{${'x'.repeat(40_000)}`);
       intake(writer, queue, 'src-topic', [
         { partition: 0, offset: '1', key: Buffer.from('k1'), value: Buffer.from('not json') },

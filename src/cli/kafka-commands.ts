@@ -9,6 +9,7 @@ import { SinkError } from '../sink/errors.ts';
 import { redactionFromEnv } from '../redact/redact.ts';
 import { ClickHouseSink, type SinkTarget } from '../sink/clickhouse.ts';
 import { backoffDelayMs, sleep } from '../worker/backoff.ts';
+import { rateRows, storedRows } from './summary.ts';
 import { heartbeatIntervalFor, WORKER_DEFAULTS, type WorkerConfig } from '../worker/config.ts';
 import { defaultDlqTopic } from '../worker/dlq.ts';
 import { defaultClientId, StreamWorker, type WorkerSummary } from '../worker/worker.ts';
@@ -213,19 +214,9 @@ export function parseConsumeArgs(args: readonly string[]): { config: WorkerConfi
 
 function summaryRows(s: WorkerSummary): Row[] {
   const c = s.counts;
-  const rows: Row[] = [
+  return [
     { metric: 'events_consumed', value: s.stats.eventsConsumed },
-    { metric: 'rows_written', value: c.rowsWritten },
-    { metric: 'tool_call_rows', value: c.toolCallRows },
-    { metric: 'usage_rows', value: c.usageRows },
-    { metric: 'mcp_event_rows', value: c.mcpEventRows },
-    { metric: 'dead_letters', value: c.deadLetters },
-  ];
-  for (const [reason, n] of Object.entries(c.deadLettersByReason)) rows.push({ metric: `dead_letters.${reason}`, value: n });
-  rows.push(
-    { metric: 'duplicates_skipped', value: c.duplicatesSkipped },
-    { metric: 'secrets_redacted', value: c.secretsRedacted },
-    { metric: 'contexts_evicted', value: c.contextsEvicted },
+    ...storedRows(c),
     { metric: 'dlq_published', value: s.stats.dlqPublished },
     { metric: 'events_committed', value: s.stats.eventsCommitted },
     { metric: 'flushes', value: s.stats.flushes },
@@ -234,12 +225,10 @@ function summaryRows(s: WorkerSummary): Row[] {
     { metric: 'rebalances', value: s.stats.rebalances },
     { metric: 'buffered_events_dropped', value: s.stats.bufferedEventsDropped },
     { metric: 'bytes_consumed', value: s.stats.bytesConsumed },
-    { metric: 'elapsed_ms', value: Math.round(s.elapsedMs) },
-    { metric: 'events_per_s', value: s.elapsedMs > 0 ? Math.round((s.stats.eventsConsumed * 1000) / s.elapsedMs) : 0 },
+    ...rateRows(s.stats.eventsConsumed, s.elapsedMs),
     { metric: 'peak_rss_bytes', value: s.peakRssBytes },
     { metric: 'clean_exit', value: s.clean },
-  );
-  return rows;
+  ];
 }
 
 /** Opens the sink, retrying with backoff while ClickHouse is unavailable (until a signal). */

@@ -11,6 +11,7 @@ import { checkClickHouseUrl, retentionDays } from './sink-flags.ts';
 import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { createProgressBar } from './progress.ts';
+import { rateRows, storedRows } from './summary.ts';
 import { checkGrouping, findReport, REPORTS, reportsHelp } from './report-commands.ts';
 import { ScopeError } from '../report/scope.ts';
 import { IMPORTER_IDS } from '../importers/types.ts';
@@ -184,30 +185,13 @@ function parseFormat(value: string): OutputFormat {
 }
 
 function summaryRows(counts: PipelineCounts, elapsedMs: number): Row[] {
-  const rows: Row[] = [
+  return [
     { metric: 'events_read', value: counts.eventsRead },
-    { metric: 'rows_written', value: counts.rowsWritten },
-    { metric: 'rows_written.tool_calls', value: counts.toolCallRows },
-    { metric: 'rows_written.usage', value: counts.usageRows },
-    { metric: 'rows_written.mcp_events', value: counts.mcpEventRows },
-    { metric: 'dead_letters', value: counts.deadLetters },
-  ];
-  for (const [reason, n] of Object.entries(counts.deadLettersByReason)) rows.push({ metric: `dead_letters.${reason}`, value: n });
-  for (const [flag, n] of Object.entries(counts.flaggedRows)) rows.push({ metric: `flagged_rows.${flag}`, value: n });
-  rows.push(
-    { metric: 'estimates_written', value: counts.estimateRows },
-    { metric: 'threshold_breaches', value: counts.breaches },
-    { metric: 'duplicates_skipped', value: counts.duplicatesSkipped },
-    { metric: 'secrets_redacted', value: counts.secretsRedacted },
-    { metric: 'mcp_tool_registrations', value: counts.mcpToolRegistrations },
-    { metric: 'mcp_server_state_rows', value: counts.mcpServerStateRows },
-    { metric: 'discovery_events', value: counts.discoveryEvents },
+    ...storedRows(counts),
     { metric: 'blank_lines_skipped', value: counts.blankLines },
     { metric: 'bytes_read', value: counts.bytesRead },
-    { metric: 'elapsed_ms', value: Math.round(elapsedMs) },
-    { metric: 'events_per_s', value: elapsedMs > 0 ? Math.round((counts.eventsRead * 1000) / elapsedMs) : 0 },
-  );
-  return rows;
+    ...rateRows(counts.eventsRead, elapsedMs),
+  ];
 }
 
 function importSummaryRows(s: ImportSummary, elapsedMs: number): Row[] {

@@ -106,7 +106,7 @@ describe.skipIf(brokers === null)('the data directory of a running consume worke
     const s = second.summary();
     const redelivered = FIRST + SECOND - sumOffsets(committedAtExit);
     expect(s['events_consumed']).toBe(redelivered);
-    expect(Number(s['tool_call_rows']) + Number(s['dead_letters'])).toBe(redelivered);
+    expect(Number(s['rows_written.tool_calls']) + Number(s['dead_letters'])).toBe(redelivered);
     expect(s['clean_exit']).toBe(true);
     const db = sink as ClickHouseSink;
     // Every record after the commit point is in the table, once.

@@ -197,7 +197,7 @@ describe.skipIf(sasl === null)('against the real broker (SASL_PLAINTEXT listener
       expect(code, run.stderr).toBe(0);
       const m = metrics(run.stdout);
       expect(m['events_consumed']).toBe(300);
-      expect(m['tool_call_rows']).toBe(300);
+      expect(m['rows_written.tool_calls']).toBe(300);
       expect(m['events_committed']).toBe(300);
       expect(run.stderr).toContain(`Consuming ${topic} as group ${group}`);
       expect(run.stdout + run.stderr).not.toContain(SASL_PASSWORD);

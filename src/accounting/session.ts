@@ -12,7 +12,7 @@ import { normaliseContextTokens } from './conventions.ts';
 import { ModelTable } from './models.ts';
 
 /** What the accounting reads of a tool call: its identity and the size of its output. */
-export type ToolOutput = Pick<ToolCallRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'turn_id' | 'model' | 'images' | 'output_bytes' | 'source'>;
+export type ToolOutput = Pick<ToolCallRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'host' | 'device_id' | 'turn_id' | 'model' | 'images' | 'output_bytes' | 'source'>;
 
 export type FigureSource = 'observed' | 'estimated' | 'observed+estimated';
 
@@ -88,6 +88,9 @@ export interface TokenUsageRow {
   harness: string;
   session_id: string;
   agent_id: string;
+  /** The machine of the event the row accounts for ('' when unknown). */
+  host: string;
+  device_id: string;
   turn_id: string;
   model: string;
   source: 'observed' | 'estimated';
@@ -123,6 +126,9 @@ export interface BreachRow {
   breach_id: string;
   session_id: string;
   agent_id: string;
+  /** The machine of the event that crossed the threshold. */
+  host: string;
+  device_id: string;
   harness: string;
   ts: string;
   model: string;
@@ -144,7 +150,7 @@ export interface AccountingResult {
 
 const text = (v: bigint | null): string | null => (v === null ? null : v.toString());
 
-type RowBase = Pick<TokenUsageRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'turn_id' | 'model' | 'source' | 'request_id' | 'origin' | 'ingested_at'>;
+type RowBase = Pick<TokenUsageRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'host' | 'device_id' | 'turn_id' | 'model' | 'source' | 'request_id' | 'origin' | 'ingested_at'>;
 type RowFigures = Partial<
   Pick<
     TokenUsageRow,
@@ -217,7 +223,8 @@ export class ContextAccountant {
   }
 
   /** Evaluates the threshold after the context changed; returns a breach on a crossing. */
-  private evaluate(s: SessionState, sessionId: string, agentId: string, harness: string, ts: string, eventId: string, kind: BreachRow['event_kind'], ingestedAt: string): BreachRow | undefined {
+  private evaluate(s: SessionState, e: Pick<BreachRow, 'session_id' | 'agent_id' | 'host' | 'device_id' | 'harness' | 'ts' | 'event_id'>, kind: BreachRow['event_kind'], ingestedAt: string): BreachRow | undefined {
+    const { session_id: sessionId, agent_id: agentId, harness, ts, event_id: eventId } = e;
     const window = s.contextWindowTokens;
     const above = window !== null && exceedsThresholdWithHeadroom(s.contextTokens, window, this.config.thresholdPct, this.config.headroomTokens);
     const crossed = above && !s.aboveThreshold;
@@ -227,6 +234,8 @@ export class ContextAccountant {
       breach_id: idOf(sessionId, agentId, eventId, String(this.config.thresholdPct), String(this.config.headroomTokens)),
       session_id: sessionId,
       agent_id: agentId,
+      host: e.host,
+      device_id: e.device_id,
       harness,
       ts,
       model: s.model,
@@ -255,6 +264,8 @@ export class ContextAccountant {
       harness: base.harness,
       session_id: base.session_id,
       agent_id: base.agent_id,
+      host: base.host,
+      device_id: base.device_id,
       turn_id: base.turn_id,
       model: base.model,
       source: base.source,
@@ -315,11 +326,11 @@ export class ContextAccountant {
     s.lastObservedContext = contextTokens;
     s.estimatedSinceObserved = 0n;
     s.classesSinceObserved = [];
-    const breach = this.evaluate(s, u.session_id, u.agent_id, u.harness, u.ts, u.event_id, 'usage', ingestedAt);
+    const breach = this.evaluate(s, u, 'usage', ingestedAt);
     const flags = s.contextWindowTokens === null ? ['unknown_model_window'] : [];
     const usage = this.row(
       s,
-      { event_id: u.event_id, ts: u.ts, harness: u.harness, session_id: u.session_id, agent_id: u.agent_id, turn_id: u.turn_id, model: u.model, source: 'observed', request_id: u.request_id, origin: u.source, ingested_at: ingestedAt },
+      { event_id: u.event_id, ts: u.ts, harness: u.harness, session_id: u.session_id, agent_id: u.agent_id, host: u.host, device_id: u.device_id, turn_id: u.turn_id, model: u.model, source: 'observed', request_id: u.request_id, origin: u.source, ingested_at: ingestedAt },
       {
         input_tokens: u.input_tokens.toString(),
         output_tokens: u.output_tokens.toString(),
@@ -347,11 +358,11 @@ export class ContextAccountant {
     s.estimatedSinceObserved = saturatingAdd(s.estimatedSinceObserved, estimated);
     const cls: ContentClass = r.images > 0 && r.output_bytes === 0 ? 'mixed' : outputClass;
     if (!s.classesSinceObserved.includes(cls)) s.classesSinceObserved.push(cls);
-    const breach = this.evaluate(s, r.session_id, r.agent_id, r.harness, r.ts, r.event_id, 'tool_output', ingestedAt);
+    const breach = this.evaluate(s, r, 'tool_output', ingestedAt);
     const flags = s.contextWindowTokens === null ? ['unknown_model_window'] : [];
     const usage = this.row(
       s,
-      { event_id: r.event_id, ts: r.ts, harness: r.harness, session_id: r.session_id, agent_id: r.agent_id, turn_id: r.turn_id, model: r.model, source: 'estimated', request_id: '', origin: r.source, ingested_at: ingestedAt },
+      { event_id: r.event_id, ts: r.ts, harness: r.harness, session_id: r.session_id, agent_id: r.agent_id, host: r.host, device_id: r.device_id, turn_id: r.turn_id, model: r.model, source: 'estimated', request_id: '', origin: r.source, ingested_at: ingestedAt },
       { estimated_tokens: estimated.toString(), content_class: cls, content_bytes: String(r.output_bytes) },
       flags,
     );

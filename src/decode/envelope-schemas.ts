@@ -15,7 +15,7 @@ export const SCHEMA_FILES = {
 } as const;
 
 /** Fields every envelope carries with the same rules (descriptions may say more per type). */
-const SHARED_FIELDS = ['schema', 'ts', 'session_id', 'event_id'] as const;
+const SHARED_FIELDS = ['schema', 'ts', 'session_id', 'event_id', 'host', 'device_id'] as const;
 const RULE_SOURCE = SCHEMA_FILES.tool_call;
 
 export function schemaPath(file: string): URL {

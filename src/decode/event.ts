@@ -27,6 +27,41 @@ export interface DecodeLimits {
    * TOOLCANON_REDACT=0). Sizes and estimates are of the event as received.
    */
   readonly redact?: boolean;
+  /**
+   * The machine to record for events that carry neither `host` nor `device_id` (and for dead
+   * letters whose event cannot be read): `toolcanon import` gives the importing machine; replay
+   * and consume give none, so such rows say '' (unknown) rather than the reader's machine.
+   */
+  readonly machine?: Machine;
+}
+
+/** Where an event was recorded: a host name and a stable id of the machine ('' when unknown). */
+export interface Machine {
+  readonly host: string;
+  readonly device_id: string;
+}
+
+export const UNKNOWN_MACHINE: Machine = { host: '', device_id: '' };
+
+/**
+ * The machine an envelope names: both fields from the event when it carries either (a missing
+ * one is ''), so the fields of two machines are never mixed; undefined when it carries neither.
+ */
+export function machineOfEvent(event: unknown): Machine | undefined {
+  if (typeof event !== 'object' || event === null || Array.isArray(event)) return undefined;
+  const { host, device_id: deviceId } = event as { host?: unknown; device_id?: unknown };
+  if (host === undefined && deviceId === undefined) return undefined;
+  return { host: typeof host === 'string' ? host : '', device_id: typeof deviceId === 'string' ? deviceId : '' };
+}
+
+/**
+ * The event without the machine fields, for a content id: the same event reported by two
+ * machines (or with and without them) is one event, deduplicated as one.
+ */
+function withoutMachine<T extends object>(event: T): T {
+  if (!('host' in event) && !('device_id' in event)) return event;
+  const { host: _host, device_id: _device, ...rest } = event as T & { host?: unknown; device_id?: unknown };
+  return rest as T;
 }
 
 export const DEFAULT_LIMITS: DecodeLimits = { maxEventBytes: 4 * 1024 * 1024, maxDepth: 128 };
@@ -47,6 +82,8 @@ interface McpEventBase {
   harness: Harness;
   session_id: string;
   agent_id?: string;
+  host?: string;
+  device_id?: string;
   server: string;
   client_id: string;
   event_id?: string;
@@ -80,6 +117,8 @@ interface ToolCallEvent {
   harness: Harness;
   session_id: string;
   agent_id?: string;
+  host?: string;
+  device_id?: string;
   turn_id?: string;
   call_id: string;
   model?: string;
@@ -100,6 +139,8 @@ interface UsageEvent {
   harness: Harness;
   session_id: string;
   agent_id?: string;
+  host?: string;
+  device_id?: string;
   turn_id?: string;
   model?: string;
   request_id: string;
@@ -229,7 +270,7 @@ export function nowClickHouseTime(): string {
  * A dead letter of the bytes received (secrets redacted unless redact is false, in the bytes
  * and in the detail, which may quote a value).
  */
-export function deadLetter(raw: Uint8Array, reason: DeadLetterReason, detail: string, source: string, ingestedAt: string, redact = true): DeadLetterRow {
+export function deadLetter(raw: Uint8Array, reason: DeadLetterReason, detail: string, source: string, ingestedAt: string, redact = true, machine: Machine = UNKNOWN_MACHINE): DeadLetterRow {
   let bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   let redactions = 0;
   if (redact) {
@@ -241,7 +282,12 @@ export function deadLetter(raw: Uint8Array, reason: DeadLetterReason, detail: st
   }
   return {
     // The same bytes from the same place are the same dead letter (a replay does not double it).
-    dead_letter_id: sha256Hex(`${source}\u0000${sha256Hex(bytes, 64)}`, 32),
+    // The place includes the machine when it is known: two machines' files of the same path are
+    // two inputs (ids of dead letters without a machine are unchanged).
+    dead_letter_id: sha256Hex(
+      machine.host === '' && machine.device_id === '' ? `${source}\u0000${sha256Hex(bytes, 64)}` : `${source}\u0000${sha256Hex(bytes, 64)}\u0000${machine.host}\u0000${machine.device_id}`,
+      32,
+    ),
     raw_base64: bytes.toString('base64'),
     raw_bytes: bytes.byteLength,
     reason,
@@ -249,6 +295,8 @@ export function deadLetter(raw: Uint8Array, reason: DeadLetterReason, detail: st
     source,
     ingested_at: ingestedAt,
     redactions,
+    host: machine.host,
+    device_id: machine.device_id,
   };
 }
 
@@ -293,9 +341,11 @@ export function trimLine(line: Uint8Array): Uint8Array {
 export function decodeEvent(received: Uint8Array, source: string, ingestedAt: string, limits: DecodeLimits = DEFAULT_LIMITS): DecodeOutcome {
   // CRLF files and a leading BOM decode (and hash) the same as their plain LF twins.
   const line = trimLine(received);
+  // The machine of a dead letter: the event's, once it is read, else the caller's.
+  let machine = limits.machine ?? UNKNOWN_MACHINE;
   const dead = (reason: DeadLetterReason, detail: string): DecodeOutcome => ({
     kind: 'dead',
-    dead: deadLetter(line, reason, detail, source, ingestedAt, limits.redact !== false),
+    dead: deadLetter(line, reason, detail, source, ingestedAt, limits.redact !== false, machine),
   });
   if (line.byteLength > limits.maxEventBytes) {
     return dead('oversized', `event is ${line.byteLength} bytes, limit is ${limits.maxEventBytes} (--max-event-bytes)`);
@@ -317,15 +367,17 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   } catch (error) {
     return dead('invalid_json', (error as Error).message);
   }
+  const named = machineOfEvent(parsed);
+  if (named !== undefined) machine = named;
   const type = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as { type?: unknown }).type : undefined;
   if (type === 'usage') {
     if (!validateUsage(parsed)) return schemaDeadLetter(validateUsage.errors, parsed, dead);
-    return decodeUsage(parsed, text, index?.members, source, ingestedAt, dead, limits.redact === false ? KEEP : new Redaction());
+    return decodeUsage(parsed, text, index?.members, source, ingestedAt, dead, limits.redact === false ? KEEP : new Redaction(), machine);
   }
   if (type === 'mcp_status' || type === 'mcp_tools' || type === 'mcp_tools_changed') {
     const validate = validateMcp[type];
     if (!validate(parsed)) return schemaDeadLetter(validate.errors, parsed, dead);
-    return decodeMcp(parsed as McpEvent, text, source, ingestedAt, dead, limits.redact !== false);
+    return decodeMcp(parsed as McpEvent, text, source, ingestedAt, dead, limits.redact !== false, machine);
   }
   if (type !== undefined && type !== 'tool_call') {
     return dead('schema', `/type: must be one of ${EVENT_TYPES.map((t) => JSON.stringify(t)).join(', ')} (got ${preview(type)})`);
@@ -342,12 +394,14 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   // Ids are derived from the event as received (hashes: no secret shows through them); what is
   // stored is redacted, the projection included (it reads the redacted input).
   const agentId = event.agent_id ?? '';
-  const eventId = event.event_id ?? (event.call_id === '' ? contentEventId(event) : identityEventId('tool_call', event.harness, event.session_id, agentId, event.call_id));
+  const eventId = event.event_id ?? (event.call_id === '' ? contentEventId(withoutMachine(event)) : identityEventId('tool_call', event.harness, event.session_id, agentId, event.call_id));
   const r = limits.redact === false ? KEEP : new Redaction();
   const rawInput = r.text(receivedInput);
   const error = r.text(event.error ?? '');
   const sessionId = r.text(event.session_id);
   const storedAgentId = r.text(agentId);
+  const host = r.text(machine.host);
+  const deviceId = r.text(machine.device_id);
   const turnId = r.text(event.turn_id ?? '');
   const callId = r.text(event.call_id);
   const model = r.text(event.model ?? '');
@@ -363,6 +417,8 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
       harness: event.harness,
       session_id: sessionId,
       agent_id: storedAgentId,
+      host,
+      device_id: deviceId,
       turn_id: turnId,
       model,
       tool,
@@ -383,6 +439,8 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
       namespace: p.namespace,
       session_id: sessionId,
       agent_id: storedAgentId,
+      host,
+      device_id: deviceId,
       turn_id: turnId,
       call_id: callId,
       model,
@@ -447,14 +505,17 @@ function decodeMcp(
   ingestedAt: string,
   dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome,
   redact: boolean,
+  machine: Machine,
 ): DecodeOutcome {
   const ts = toClickHouseTime(received.ts);
   if (ts === undefined) return dead('schema', `/ts: not a valid date: ${received.ts}`);
-  const eventId = received.event_id ?? contentEventId(received);
+  const eventId = received.event_id ?? contentEventId(withoutMachine(received));
   // The stored event is the redacted text (still the same JSON but for the secrets), read again.
   const r = redact ? redactText(text) : { text, count: 0 };
   const event = r.count === 0 ? received : (JSON.parse(r.text) as McpEvent);
   const agentId = event.agent_id ?? '';
+  // The event's own fields as redacted (read again from the redacted text), else the caller's.
+  const m = machineOfEvent(event) ?? machine;
   const status = event.type === 'mcp_status' ? event : undefined;
   const tools = event.type === 'mcp_tools' ? event : undefined;
   const row: McpEventRow = {
@@ -463,6 +524,8 @@ function decodeMcp(
     harness: event.harness,
     session_id: event.session_id,
     agent_id: agentId,
+    host: m.host,
+    device_id: m.device_id,
     server: event.server,
     client_id: event.client_id,
     event_kind: status ? 'status' : tools ? 'tools' : 'tools_changed',
@@ -479,7 +542,7 @@ function decodeMcp(
     ingested_at: ingestedAt,
   };
   const registrations = tools
-    ? deriveRegistrations(eventId, { ts, harness: event.harness, session_id: event.session_id, agent_id: agentId, server: event.server, client_id: event.client_id, mcp_initialized: tools.mcp_initialized, source, ingested_at: ingestedAt }, tools.tools)
+    ? deriveRegistrations(eventId, { ts, harness: event.harness, session_id: event.session_id, agent_id: agentId, host: m.host, device_id: m.device_id, server: event.server, client_id: event.client_id, mcp_initialized: tools.mcp_initialized, source, ingested_at: ingestedAt }, tools.tools)
     : [];
   return { kind: 'mcp', event: row, registrations };
 }
@@ -495,6 +558,7 @@ function decodeUsage(
   ingestedAt: string,
   dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome,
   r: Redaction | typeof KEEP,
+  machine: Machine,
 ): DecodeOutcome {
   const ts = toClickHouseTime(event.ts);
   if (ts === undefined) return dead('schema', `/ts: not a valid date: ${event.ts}`);
@@ -518,6 +582,8 @@ function decodeUsage(
       harness: event.harness,
       session_id: r.text(event.session_id),
       agent_id: r.text(event.agent_id ?? ''),
+      host: r.text(machine.host),
+      device_id: r.text(machine.device_id),
       turn_id: r.text(event.turn_id ?? ''),
       model: r.text(event.model ?? ''),
       request_id: r.text(event.request_id),

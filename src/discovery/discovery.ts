@@ -14,7 +14,7 @@ import type { ToolCallRow } from '../model/records.ts';
 export const SEARCH_BUDGET_PER_TURN = 3;
 
 /** What observation needs of a decoded tool call: its identity, and what the row does not keep. */
-export type DiscoveryInput = Pick<ToolCallRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'turn_id' | 'model' | 'status'> & {
+export type DiscoveryInput = Pick<ToolCallRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'host' | 'device_id' | 'turn_id' | 'model' | 'status'> & {
   readonly tool: string;
   readonly rawInput: string;
   readonly output: string | undefined;
@@ -44,6 +44,8 @@ export function observeDiscovery(c: DiscoveryInput): DiscoveryObservation | unde
     harness: c.harness,
     session_id: c.session_id,
     agent_id: c.agent_id,
+    host: c.host,
+    device_id: c.device_id,
     turn_id: c.turn_id,
     model: c.model,
     tool_name: c.tool,

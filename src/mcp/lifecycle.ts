@@ -115,6 +115,9 @@ export function deriveServerStates(events: readonly McpEventRow[], computedAt: s
       harness: e.harness,
       session_id: e.session_id,
       agent_id: e.agent_id,
+      // The machine of the window's winning event (a session's events come from one machine).
+      host: e.host,
+      device_id: e.device_id,
       server: e.server,
       event_kind: e.event_kind,
       window_start: msToClickHouseTime(windowMs),

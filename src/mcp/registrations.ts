@@ -24,7 +24,7 @@ export function visibilityOf(tool: SnapshotTool): ToolVisibility {
   return 'search_only';
 }
 
-type SnapshotContext = Pick<McpToolRegistrationRow, 'ts' | 'harness' | 'session_id' | 'agent_id' | 'server' | 'client_id' | 'mcp_initialized' | 'source' | 'ingested_at'>;
+type SnapshotContext = Pick<McpToolRegistrationRow, 'ts' | 'harness' | 'session_id' | 'agent_id' | 'host' | 'device_id' | 'server' | 'client_id' | 'mcp_initialized' | 'source' | 'ingested_at'>;
 
 export function deriveRegistrations(snapshotEventId: string, ctx: SnapshotContext, tools: readonly SnapshotTool[]): McpToolRegistrationRow[] {
   const rows = new Map<string, McpToolRegistrationRow>();
@@ -42,6 +42,8 @@ export function deriveRegistrations(snapshotEventId: string, ctx: SnapshotContex
       harness: ctx.harness,
       session_id: ctx.session_id,
       agent_id: ctx.agent_id,
+      host: ctx.host,
+      device_id: ctx.device_id,
       server: ctx.server,
       client_id: ctx.client_id,
       qualified_name: qualified,

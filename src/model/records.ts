@@ -41,6 +41,9 @@ export const toolCallRowSchema = z.object({
   session_id: z.string(),
   /** The subagent inside the session ('' for the main agent). */
   agent_id: z.string(),
+  /** The machine the event was recorded on and a stable id of it ('' when unknown; see machine.ts). */
+  host: z.string(),
+  device_id: z.string(),
   turn_id: z.string(),
   call_id: z.string(),
   model: z.string(),
@@ -87,6 +90,9 @@ export const deadLetterRowSchema = z.object({
   ingested_at: z.string(),
   /** Secrets replaced in the stored bytes and detail. */
   redactions: z.number().int().nonnegative(),
+  /** The machine the record came from: the importing machine, or the event's own fields when it could be read ('' when unknown). */
+  host: z.string(),
+  device_id: z.string(),
 });
 export type DeadLetterRow = z.infer<typeof deadLetterRowSchema>;
 
@@ -102,6 +108,8 @@ export interface UsageRecord {
   readonly harness: Harness;
   readonly session_id: string;
   readonly agent_id: string;
+  readonly host: string;
+  readonly device_id: string;
   readonly turn_id: string;
   readonly model: string;
   readonly request_id: string;

@@ -66,18 +66,18 @@ export function describeTarget(target: ReturnType<typeof resolveSinkTarget>): st
 }
 
 export const TOOL_CALL_COLUMNS = [
-  'event_id', 'ts', 'harness', 'namespace', 'session_id', 'agent_id', 'turn_id', 'call_id', 'model', 'tool_name',
+  'event_id', 'ts', 'harness', 'namespace', 'session_id', 'agent_id', 'host', 'device_id', 'turn_id', 'call_id', 'model', 'tool_name',
   'kind', 'label', 'read_only', 'meta_version', 'canonical_input', 'path', 'offset', 'limit', 'command',
   'description', 'cwd', 'directory', 'pattern', 'raw_input', 'status', 'error', 'duration_ms', 'images',
   'via', 'mcp_server', 'mcp_tool', 'flags', 'redactions', 'input_bytes', 'output_bytes', 'source', 'ingested_at',
 ] as const satisfies readonly (keyof ToolCallRow)[];
 
 const DEAD_LETTER_COLUMNS = [
-  'dead_letter_id', 'raw_base64', 'raw_bytes', 'reason', 'detail', 'source', 'ingested_at', 'redactions',
+  'dead_letter_id', 'raw_base64', 'raw_bytes', 'reason', 'detail', 'source', 'ingested_at', 'redactions', 'host', 'device_id',
 ] as const satisfies readonly (keyof DeadLetterRow)[];
 
 const TOKEN_USAGE_COLUMNS = [
-  'event_id', 'ts', 'harness', 'session_id', 'agent_id', 'turn_id', 'model', 'source', 'request_id', 'input_tokens',
+  'event_id', 'ts', 'harness', 'session_id', 'agent_id', 'host', 'device_id', 'turn_id', 'model', 'source', 'request_id', 'input_tokens',
   'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'estimated_tokens',
   'content_class', 'content_bytes', 'context_tokens', 'context_source', 'context_window_tokens', 'usage_pct',
   'above_threshold', 'threshold_pct', 'headroom_tokens', 'drift_estimated_tokens', 'drift_observed_tokens',
@@ -86,31 +86,31 @@ const TOKEN_USAGE_COLUMNS = [
 ] as const satisfies readonly (keyof TokenUsageRow)[];
 
 const BREACH_COLUMNS = [
-  'breach_id', 'session_id', 'agent_id', 'harness', 'ts', 'model', 'used_tokens', 'context_window_tokens', 'threshold_pct',
+  'breach_id', 'session_id', 'agent_id', 'host', 'device_id', 'harness', 'ts', 'model', 'used_tokens', 'context_window_tokens', 'threshold_pct',
   'headroom_tokens', 'usage_pct', 'source', 'event_id', 'event_kind', 'ingested_at',
 ] as const satisfies readonly (keyof BreachRow)[];
 
 const MCP_EVENT_COLUMNS = [
-  'event_id', 'ts', 'harness', 'session_id', 'agent_id', 'server', 'client_id', 'event_kind', 'transport', 'state',
+  'event_id', 'ts', 'harness', 'session_id', 'agent_id', 'host', 'device_id', 'server', 'client_id', 'event_kind', 'transport', 'state',
   'attempt', 'backoff_ms', 'error', 'mcp_initialized', 'tool_count', 'raw', 'redactions', 'source', 'ingested_at',
 ] as const satisfies readonly (keyof McpEventRow)[];
 
 const MCP_SERVER_STATE_COLUMNS = [
-  'state_id', 'harness', 'session_id', 'agent_id', 'server', 'event_kind', 'window_start', 'ts', 'coalesced_events',
+  'state_id', 'harness', 'session_id', 'agent_id', 'host', 'device_id', 'server', 'event_kind', 'window_start', 'ts', 'coalesced_events',
   'last_event_id', 'client_id', 'transport', 'state', 'since', 'connected_ms', 'observed_ms', 'reconnects',
   'stale_disconnects', 'restarts', 'restart_attempt', 'backoff_ms', 'tools_changed_events', 'tool_count',
   'mcp_initialized', 'error', 'flags', 'computed_at',
 ] as const satisfies readonly (keyof McpServerStateRow)[];
 
 const MCP_TOOL_REGISTRATION_COLUMNS = [
-  'registration_id', 'snapshot_event_id', 'ts', 'harness', 'session_id', 'agent_id', 'server', 'client_id',
+  'registration_id', 'snapshot_event_id', 'ts', 'harness', 'session_id', 'agent_id', 'host', 'device_id', 'server', 'client_id',
   'qualified_name', 'mcp_server', 'mcp_tool', 'visibility', 'model_visible', 'disabled', 'ui_resource_uri',
   'mcp_initialized', 'flags', 'source', 'ingested_at',
 ] as const satisfies readonly (keyof McpToolRegistrationRow)[];
 
 /** The observation columns of discovery_events (what a recomputation reads back). */
 const DISCOVERY_OBSERVATION_COLUMNS = [
-  'event_id', 'ts', 'harness', 'session_id', 'agent_id', 'turn_id', 'model', 'discovery_kind', 'tool_name', 'status',
+  'event_id', 'ts', 'harness', 'session_id', 'agent_id', 'host', 'device_id', 'turn_id', 'model', 'discovery_kind', 'tool_name', 'status',
   'query', 'result_tools', 'reported_budget_exhausted', 'refused_tool', 'recovery_query', 'called_tool', 'source', 'ingested_at',
 ] as const satisfies readonly (keyof DiscoveryObservation)[];
 
@@ -493,18 +493,23 @@ export class ClickHouseSink {
     });
   }
 
-  /** What an importer has read of each file, by path. */
-  async loadImportState(importer: string): Promise<Map<string, ImportFileState>> {
-    const rows = await this.queryRows<{ path: string; size_bytes: string; mtime_ms: number; complete_bytes: string }>({
-      query: 'SELECT path, size_bytes, mtime_ms, complete_bytes FROM import_files FINAL WHERE importer = {importer:String}',
-      query_params: { importer },
+  /**
+   * What an importer has read of each file on one machine, by path: that machine's records, or
+   * where it has none for a path, the record written before machines were told apart (device '').
+   */
+  async loadImportState(importer: string, deviceId = ''): Promise<Map<string, ImportFileState>> {
+    const rows = await this.queryRows<{ path: string; f: [string, number, string] }>({
+      query: `SELECT path, argMax(tuple(size_bytes, mtime_ms, complete_bytes), (device_id = {device:String}, imported_at)) AS f
+        FROM import_files FINAL WHERE importer = {importer:String} AND device_id IN ({device:String}, '')
+        GROUP BY path`,
+      query_params: { importer, device: deviceId },
     });
-    return new Map(rows.map((r) => [r.path, { sizeBytes: Number(r.size_bytes), mtimeMs: r.mtime_ms, completeBytes: Number(r.complete_bytes) }]));
+    return new Map(rows.map((r) => [r.path, { sizeBytes: Number(r.f[0]), mtimeMs: r.f[1], completeBytes: Number(r.f[2]) }]));
   }
 
-  async writeImportState(importer: string, files: ReadonlyMap<string, ImportFileState>, importedAt: string): Promise<void> {
-    const rows = [...files].map(([path, f]) => ({ importer, path, size_bytes: f.sizeBytes, mtime_ms: f.mtimeMs, complete_bytes: f.completeBytes, imported_at: importedAt }));
-    await this.insertTsv('import_files', rows, ['importer', 'path', 'size_bytes', 'mtime_ms', 'complete_bytes', 'imported_at']);
+  async writeImportState(importer: string, files: ReadonlyMap<string, ImportFileState>, importedAt: string, deviceId = ''): Promise<void> {
+    const rows = [...files].map(([path, f]) => ({ importer, device_id: deviceId, path, size_bytes: f.sizeBytes, mtime_ms: f.mtimeMs, complete_bytes: f.completeBytes, imported_at: importedAt }));
+    await this.insertTsv('import_files', rows, ['importer', 'device_id', 'path', 'size_bytes', 'mtime_ms', 'complete_bytes', 'imported_at']);
   }
 
   /**

@@ -336,6 +336,51 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE mcp_events ADD COLUMN IF NOT EXISTS redactions UInt32 DEFAULT 0 AFTER raw`,
     ],
   },
+  {
+    version: 9,
+    description: 'host and device_id: one warehouse for many machines',
+    // The machine an event was recorded on, on every analytics row ('' when unknown: rows
+    // stored before, and events replayed or consumed that do not say). Not part of any sorting
+    // key: ReplacingMergeTree deduplicates on the whole key, and the same event (same id) read
+    // on two machines (synced or copied logs) must stay one row, not count twice; the copy
+    // stored last says which machine. A session's rows come from one machine, so the sessions
+    // of one host sit together in the key order already.
+    //
+    // import_files keeps what each machine has read (device_id in its key): two machines
+    // importing into one server with the same paths must not take each other's offsets. Rows
+    // of before (device_id '') stay the state of whichever machine imports next.
+    statements: [
+      ...['tool_calls', 'token_usage', 'threshold_breaches', 'mcp_events', 'mcp_server_state', 'mcp_tool_registrations', 'discovery_events'].map(
+        (table) =>
+          `ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS host LowCardinality(String) DEFAULT '' AFTER agent_id, ADD COLUMN IF NOT EXISTS device_id LowCardinality(String) DEFAULT '' AFTER host`,
+      ),
+      `ALTER TABLE dead_letters ADD COLUMN IF NOT EXISTS host LowCardinality(String) DEFAULT '', ADD COLUMN IF NOT EXISTS device_id LowCardinality(String) DEFAULT ''`,
+      `ALTER TABLE import_files ADD COLUMN IF NOT EXISTS device_id String DEFAULT '' AFTER importer`,
+    ],
+    rebuilds: [
+      {
+        table: 'import_files',
+        sortingKey: 'importer, device_id, path',
+        engine: 'ENGINE = ReplacingMergeTree(imported_at) ORDER BY (importer, device_id, path)',
+      },
+    ],
+  },
+  {
+    version: 10,
+    description: 'tool_calls: of two finished copies of a call, the one carrying more of its input and output wins',
+    // One call can arrive from two sources with one event id (Claude Code's transcript and its
+    // OpenTelemetry export: the transcript has the output and the whole input, the export only
+    // sizes and, with tool details, a truncated input). A finished copy still outranks a pending
+    // one; between finished copies the one with more bytes of input and output (capped at
+    // 99,999: two larger copies tie) wins, then the later ingestion. Pending rows keep the
+    // ingestion time alone, below every finished row of any version. Rows stored before keep
+    // their version (a finished one: 10^14 + ms), which every finished row stored now outranks.
+    statements: [
+      `ALTER TABLE tool_calls MODIFY COLUMN row_version UInt64 MATERIALIZED
+        if(status = 'pending', toUInt64(toUnixTimestamp64Milli(ingested_at)),
+          1000000000000000000 + least(input_bytes + output_bytes, 99999) * 10000000000000 + toUInt64(toUnixTimestamp64Milli(ingested_at)))`,
+    ],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (

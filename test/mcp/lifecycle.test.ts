@@ -198,7 +198,7 @@ describe('restart policy: stdio 1 s -> 4 s -> 16 s, guarded by disabled and remo
 });
 
 describe('tool registrations: qualified names (SPEC §2) and visibility', () => {
-  const ctx = { ts: '2026-12-10 14:00:00.000', harness: 'grok_build' as const, session_id: 's', agent_id: '', client_id: 'c', mcp_initialized: true, source: 'f:1', ingested_at: '2026-12-10 14:00:00.000' };
+  const ctx = { ts: '2026-12-10 14:00:00.000', harness: 'grok_build' as const, session_id: 's', agent_id: '', host: '', device_id: '', client_id: 'c', mcp_initialized: true, source: 'f:1', ingested_at: '2026-12-10 14:00:00.000' };
 
   it('derives model-visible, app-only, search-only and disabled, disabled first', () => {
     expect(visibilityOf({ name: 'a__b', model_visible: true, disabled: false })).toBe('model_visible');

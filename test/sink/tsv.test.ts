@@ -38,6 +38,8 @@ describe('TSV into embedded ClickHouse', () => {
       source: `${s}:${i}`,
       ingested_at: '2026-12-02 00:00:00.000',
       redactions: 0,
+      host: '',
+      device_id: '',
     }));
     await sink.writeDeadLetters(rows);
     const back = await sink.queryRows<{ dead_letter_id: string; detail: string; source: string; raw: string }>(

@@ -10,6 +10,7 @@ import { redactionFromEnv } from '../redact/redact.ts';
 import { ClickHouseSink, type SinkTarget } from '../sink/clickhouse.ts';
 import { backoffDelayMs, sleep } from '../worker/backoff.ts';
 import { rateRows, storedRows } from './summary.ts';
+import { createLogger, LOG_FORMATS, LOG_LEVELS, parseLogLevel, type LogFormat, type Logger } from '../util/log.ts';
 import { heartbeatIntervalFor, WORKER_DEFAULTS, type WorkerConfig } from '../worker/config.ts';
 import { defaultDlqTopic } from '../worker/dlq.ts';
 import { defaultClientId, StreamWorker, type WorkerSummary } from '../worker/worker.ts';
@@ -56,6 +57,9 @@ Options:
   --no-redact                      Store secrets verbatim (default: redacted in rows, dead letters and the
                                    DLQ topic; or TOOLCANON_REDACT=0)
   --format table|json|csv          Format of the summary printed at exit (default table)
+  --log-level error|warn|info|debug  Quietest log level on stderr (default info, or $TOOLCANON_LOG_LEVEL):
+                                   error = data was or may be lost, warn = degraded, info = progress
+  --log-format text|json           Log lines as text or one JSON object each (or $TOOLCANON_LOG_FORMAT)
   -h, --help                       Show this help
 `;
 
@@ -76,6 +80,9 @@ Options:
   --no-redact                      Send oversized lines to the DLQ topic with their secrets (default:
                                    redacted, as every dead letter; the topic gets lines as they are)
   --format table|json|csv          Summary format (default table)
+  --log-level error|warn|info|debug  Quietest log level on stderr (default info, or $TOOLCANON_LOG_LEVEL):
+                                   error = data was or may be lost, warn = degraded, info = progress
+  --log-format text|json           Log lines as text or one JSON object each (or $TOOLCANON_LOG_FORMAT)
   -h, --help                       Show this help
 
 Example:
@@ -110,6 +117,8 @@ const CONSUME_OPTIONS = {
   'client-id': { type: 'string' },
   'no-redact': { type: 'boolean', default: false },
   format: { type: 'string', default: 'table' },
+  'log-level': { type: 'string' },
+  'log-format': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -121,6 +130,8 @@ const PRODUCE_OPTIONS = {
   'topic-max-message-bytes': { type: 'string' },
   'no-redact': { type: 'boolean', default: false },
   format: { type: 'string', default: 'table' },
+  'log-level': { type: 'string' },
+  'log-format': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -130,6 +141,19 @@ function parse<O extends ParseArgsConfig['options']>(args: readonly string[], op
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+/** The logger of a long-running command: --log-level / --log-format, else the environment, else info / text. */
+export function loggerFrom(level: string | undefined, logFormat: string | undefined, io: Io, env: NodeJS.ProcessEnv = process.env): Logger {
+  const rawLevel = level ?? env['TOOLCANON_LOG_LEVEL'];
+  const parsed = rawLevel === undefined || rawLevel === '' ? 'info' : parseLogLevel(rawLevel);
+  const from = level === undefined ? '$TOOLCANON_LOG_LEVEL' : '--log-level';
+  if (parsed === undefined) throw new UsageError(`${from} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(rawLevel)}`);
+  const rawFormat = logFormat ?? env['TOOLCANON_LOG_FORMAT'] ?? 'text';
+  if (!(LOG_FORMATS as readonly string[]).includes(rawFormat)) {
+    throw new UsageError(`${logFormat === undefined ? '$TOOLCANON_LOG_FORMAT' : '--log-format'} must be one of ${LOG_FORMATS.join(', ')}, got ${JSON.stringify(rawFormat)}`);
+  }
+  return createLogger({ write: (line) => io.err(line), level: parsed, format: rawFormat as LogFormat });
 }
 
 function integer(name: string, value: string | undefined, fallback: number, min = 1): number {
@@ -169,7 +193,15 @@ function topicFrom(value: string | undefined, command: string, flag = 'topic'): 
 }
 
 /** Parses `consume` flags into a worker configuration (exported for tests). */
-export function parseConsumeArgs(args: readonly string[]): { config: WorkerConfig; db: string | undefined; clickhouse: string | undefined; retentionDays?: number | undefined; format: OutputFormat; help: boolean } {
+export function parseConsumeArgs(args: readonly string[]): {
+  config: WorkerConfig;
+  db: string | undefined;
+  clickhouse: string | undefined;
+  retentionDays?: number | undefined;
+  format: OutputFormat;
+  log?: { level: string | undefined; format: string | undefined };
+  help: boolean;
+} {
   const { values, positionals } = parse(args, CONSUME_OPTIONS);
   if (values.help) return { config: undefined as unknown as WorkerConfig, db: undefined, clickhouse: undefined, format: 'table', help: true };
   if (positionals.length) throw new UsageError(`consume takes no positional arguments, got ${JSON.stringify(positionals[0])}`);
@@ -209,7 +241,15 @@ export function parseConsumeArgs(args: readonly string[]): { config: WorkerConfi
     fetchMaxBytesPerPartition: integer('fetch-max-bytes-per-partition', values['fetch-max-bytes-per-partition'], D.fetchMaxBytesPerPartition),
     ...(security.sasl || security.ssl ? { security } : {}),
   };
-  return { config, db: values.db, clickhouse: values.clickhouse, retentionDays: retentionDays(values['retention-days']), format: format(values.format), help: false };
+  return {
+    config,
+    db: values.db,
+    clickhouse: values.clickhouse,
+    retentionDays: retentionDays(values['retention-days']),
+    format: format(values.format),
+    log: { level: values['log-level'], format: values['log-format'] },
+    help: false,
+  };
 }
 
 function summaryRows(s: WorkerSummary): Row[] {
@@ -232,7 +272,7 @@ function summaryRows(s: WorkerSummary): Row[] {
 }
 
 /** Opens the sink, retrying with backoff while ClickHouse is unavailable (until a signal). */
-async function openSinkPatiently(target: SinkTarget, io: Io, signal: AbortSignal): Promise<ClickHouseSink | undefined> {
+async function openSinkPatiently(target: SinkTarget, log: Logger, signal: AbortSignal): Promise<ClickHouseSink | undefined> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await ClickHouseSink.open(target);
@@ -242,7 +282,7 @@ async function openSinkPatiently(target: SinkTarget, io: Io, signal: AbortSignal
       // refusing the credentials; a setting) is reported once: waiting would not change it.
       if ((error instanceof SinkError && !error.transient) || error instanceof ConfigError) throw error;
       const delayMs = backoffDelayMs({ initialMs: WORKER_DEFAULTS.retry.initialMs, maxMs: WORKER_DEFAULTS.retry.maxMs }, attempt);
-      io.err(`ClickHouse is not available (attempt ${attempt}): ${(error as Error).message}; retrying in ${delayMs} ms.`);
+      log.warn(`ClickHouse is not available (attempt ${attempt}): ${(error as Error).message}; retrying in ${delayMs} ms.`);
       await sleep(delayMs, signal);
       if (signal.aborted) return undefined;
     }
@@ -255,13 +295,14 @@ export async function runConsumeCommand(args: readonly string[], io: Io): Promis
     io.out(CONSUME_USAGE);
     return 0;
   }
+  const log = loggerFrom(parsed.log?.level, parsed.log?.format, io);
   const stopSignal = new AbortController();
   let worker: StreamWorker | undefined;
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     signals++;
     if (signals > 1) {
-      io.err(`Received ${signal} again: exiting now without a final flush (nothing uncommitted is lost; it is consumed again).`);
+      log.warn(`Received ${signal} again: exiting now without a final flush (nothing uncommitted is lost; it is consumed again).`);
       process.exit(1);
     }
     stopSignal.abort();
@@ -270,10 +311,10 @@ export async function runConsumeCommand(args: readonly string[], io: Io): Promis
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    const sink = await openSinkPatiently({ db: parsed.db, clickhouseUrl: parsed.clickhouse, retentionDays: parsed.retentionDays }, io, stopSignal.signal);
+    const sink = await openSinkPatiently({ db: parsed.db, clickhouseUrl: parsed.clickhouse, retentionDays: parsed.retentionDays }, log, stopSignal.signal);
     if (sink === undefined) return 0; // stopped before anything was consumed
     try {
-      worker = new StreamWorker({ config: parsed.config, sink, log: (line) => io.err(line) });
+      worker = new StreamWorker({ config: parsed.config, sink, log });
       if (stopSignal.signal.aborted) void worker.stop('signal');
       // A stop may come while the start still waits for Kafka (a broker slow to answer, a long
       // group join): the worker finishes then, without waiting for the start. A start that
@@ -313,9 +354,10 @@ export async function runProduceCommand(args: readonly string[], io: Io): Promis
   const partitions = integer('partitions', values.partitions, 6);
   const topicMaxMessageBytes = values['topic-max-message-bytes'] === undefined ? undefined : integer('topic-max-message-bytes', values['topic-max-message-bytes'], 0);
   const outputFormat = format(values.format);
+  const log = loggerFrom(values['log-level'], values['log-format'], io);
 
   const security = kafkaSecurityFromEnv();
-  const client = createKafkaClient({ brokers, clientId: `toolcanon-produce-${process.pid}`, log: (line) => io.err(line), security });
+  const client = createKafkaClient({ brokers, clientId: `toolcanon-produce-${process.pid}`, log, security });
   let admin: KafkaAdmin | undefined;
   let producer: StreamProducer | undefined;
   try {
@@ -324,7 +366,7 @@ export async function runProduceCommand(args: readonly string[], io: Io): Promis
       partitions,
       configs: topicMaxMessageBytes === undefined ? {} : { 'max.message.bytes': String(topicMaxMessageBytes) },
     });
-    if (created) io.err(`Created topic ${topic} (${partitions} partition(s)).`);
+    if (created) log.info(`Created topic ${topic} (${partitions} partition(s)).`);
     // The topic's own limit (its override or the broker default it inherits), so that a line it
     // cannot take goes to the dead-letter topic instead of failing the run.
     const maxMessageBytes = await admin.maxMessageBytes(topic);
@@ -336,9 +378,9 @@ export async function runProduceCommand(args: readonly string[], io: Io): Promis
       admin,
       redact: !values['no-redact'] && redactionFromEnv(),
       ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
-      log: (line) => io.err(line),
+      log: (line) => log.info(line),
       onDeadLetter: (d) =>
-        io.err(
+        log.warn(
           `${d.source}: ${d.detail}; sent to the DLQ topic ${d.dlqTopic} as oversized` +
             (d.keptBytes < d.bytes ? ` with its first ${d.keptBytes} bytes (${d.dlqTopic} takes no more; header toolcanon.value_original_bytes ${d.bytes}; the whole line stays in the file)` : ''),
         ),
@@ -361,7 +403,7 @@ export async function runProduceCommand(args: readonly string[], io: Io): Promis
       ),
     );
     const records = (n: number): string => `${n} record${n === 1 ? '' : 's'}`;
-    io.err(`${records(result.published)} produced to ${topic}` + (dead > 0 ? `, ${dead} sent to the DLQ topic ${result.dlqTopic} as oversized.` : '.'));
+    log.info(`${records(result.published)} produced to ${topic}` + (dead > 0 ? `, ${dead} sent to the DLQ topic ${result.dlqTopic} as oversized.` : '.'));
     // Every line read is on the topic or in the dead-letter topic; anything else is a loss.
     if (result.published + dead !== result.recordsRead) {
       io.err(`toolcanon: ${result.recordsRead - result.published - dead} of ${records(result.recordsRead)} read were neither produced nor dead-lettered.`);

@@ -5,6 +5,7 @@ import kafkajs from 'kafkajs';
 import type { Admin, Consumer, EachBatchPayload, IHeaders, KafkaConfig, LogEntry, Producer } from 'kafkajs';
 import { scrubSecrets } from '../config/secrets.ts';
 import type { KafkaSecurity } from './security.ts';
+import { asLogger, type Logger, type LogTarget } from '../util/log.ts';
 
 const { Kafka, logLevel: KafkaLogLevel, Partitioners } = kafkajs;
 
@@ -17,8 +18,8 @@ export interface KafkaClientConfig {
   readonly clientId: string;
   /** Default 'warn'. */
   readonly logLevel?: ClientLogLevel;
-  /** Where client log lines go; default process.stderr. */
-  readonly log?: (line: string) => void;
+  /** Where client log lines go (kafkajs's mapped onto our levels, see logCreatorFor); default stderr. */
+  readonly log?: LogTarget;
   /** Socket connection timeout; kafkajs's default of 1 s is short on a busy 2-core machine. */
   readonly connectionTimeoutMs?: number;
   /** SASL and TLS (kafkaSecurityFromEnv); plaintext without. */
@@ -140,22 +141,29 @@ export interface KafkaClient {
   admin(): Promise<KafkaAdmin>;
 }
 
-function toKafkaLogLevel(level: ClientLogLevel): number {
-  return level === 'nothing' ? KafkaLogLevel.NOTHING : level === 'error' ? KafkaLogLevel.ERROR : KafkaLogLevel.WARN;
+function toKafkaLogLevel(level: ClientLogLevel, logger: Logger): number {
+  if (level === 'nothing') return KafkaLogLevel.NOTHING;
+  if (level === 'error') return KafkaLogLevel.ERROR;
+  // kafkajs's INFO lines (joined, starting, stopped…) only at our debug level.
+  return logger.enabled('debug') ? KafkaLogLevel.INFO : KafkaLogLevel.WARN;
 }
 
-function logCreatorFor(log: (line: string) => void) {
+/**
+ * kafkajs's lines on our levels (src/util/log.ts). Its ERROR and WARN lines are warnings here:
+ * kafkajs logs a connection lost or an error response of the broker ("Response Heartbeat …: The
+ * group is rebalancing") at ERROR, and the caller receives the same error and handles it
+ * (reconnect, rejoin, retry): nothing is lost by it. What loses data is said by the caller.
+ * Its INFO and DEBUG lines are debug.
+ */
+function logCreatorFor(logger: Logger) {
   return () =>
     (entry: LogEntry): void => {
       const { message, timestamp: _timestamp, logger: _logger, stack: _stack, ...extra } = entry.log;
-      // kafkajs logs every error response of the broker at ERROR ("Response Heartbeat ...: The
-      // group is rebalancing"); the caller receives the same error and handles it (rejoin,
-      // retry), so such lines are warnings here. ERROR stays for what nobody handles.
-      const handledResponse = entry.namespace === 'Connection' && String(message).startsWith('Response ');
-      const level = entry.level === KafkaLogLevel.ERROR && !handledResponse ? 'error' : 'warning';
       const fields = Object.keys(extra).length > 0 ? ` ${JSON.stringify(extra)}` : '';
       // A SASL failure may quote what was sent: scrubbed of every registered secret.
-      log(scrubSecrets(`kafkajs ${level} [${entry.namespace}]: ${String(message)}${fields}`));
+      const line = scrubSecrets(`kafkajs [${entry.namespace}]: ${String(message)}${fields}`);
+      if (entry.level === KafkaLogLevel.ERROR || entry.level === KafkaLogLevel.WARN) logger.warn(line);
+      else logger.debug(line);
     };
 }
 
@@ -342,12 +350,12 @@ export function securityOptions(security: KafkaSecurity | undefined): Pick<Kafka
 }
 
 export function createKafkaClient(config: KafkaClientConfig): KafkaClient {
-  const log = config.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const logger = asLogger(config.log);
   const kafka = new Kafka({
     clientId: config.clientId,
     brokers: [...config.brokers],
-    logLevel: toKafkaLogLevel(config.logLevel ?? 'warn'),
-    logCreator: logCreatorFor(log),
+    logLevel: toKafkaLogLevel(config.logLevel ?? 'warn', logger),
+    logCreator: logCreatorFor(logger),
     connectionTimeout: config.connectionTimeoutMs ?? 10_000,
     ...securityOptions(config.security),
   });

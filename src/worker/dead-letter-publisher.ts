@@ -9,6 +9,7 @@ import type { DeadLetterRow } from '../model/records.ts';
 import { redactBytes } from '../redact/redact.ts';
 import { DLQ_HEADERS, toDlqRecord } from './dlq.ts';
 import type { WorkerTelemetry } from './telemetry.ts';
+import { asLogger, type LogTarget } from '../util/log.ts';
 
 /** A consumed record the batch writer dead-lettered: where it was and its bytes as received. */
 export interface PoisonRecord {
@@ -89,8 +90,8 @@ export class DeadLetterQueue {
 
 export interface DeadLetterPublisherOptions {
   readonly dlqTopic: string;
-  /** Warnings, one line each. */
-  readonly log: (line: string) => void;
+  /** Where its warning goes (a record that went without its value: the value is kept in dead_letters.raw). */
+  readonly log: LogTarget;
   readonly telemetry: Pick<WorkerTelemetry, 'inSpan' | 'dlqPublished'>;
 }
 
@@ -110,7 +111,8 @@ export class DeadLetterPublisher {
    */
   async publish(producer: StreamProducer, queue: DeadLetterQueue, around: <T>(work: Promise<T>) => Promise<T> = (w) => w): Promise<number> {
     const records = queue.pending;
-    const { dlqTopic, log, telemetry } = this.options;
+    const { dlqTopic, telemetry } = this.options;
+    const log = asLogger(this.options.log);
     await telemetry.inSpan('toolcanon.worker.dlq_publish', { 'toolcanon.dlq.records': records.length }, async () => {
       try {
         await around(producer.send(dlqTopic, records));
@@ -124,7 +126,7 @@ export class DeadLetterPublisher {
             if (!isMessageTooLargeError(e)) throw e;
             const size = Buffer.byteLength(record.value ?? '');
             const h = record.headers;
-            log(`Dead-letter record of ${String(h?.[DLQ_HEADERS.originTopic])}/${String(h?.[DLQ_HEADERS.originPartition])}/${String(h?.[DLQ_HEADERS.originOffset])} is too large for ${dlqTopic} (${size} bytes); publishing it without its value.`);
+            log.warn(`Dead-letter record of ${String(h?.[DLQ_HEADERS.originTopic])}/${String(h?.[DLQ_HEADERS.originPartition])}/${String(h?.[DLQ_HEADERS.originOffset])} is too large for ${dlqTopic} (${size} bytes); publishing it without its value.`);
             await producer.send(dlqTopic, [withoutValue(record, size)]);
           }
         }

@@ -19,6 +19,7 @@
 // Kafka client behind src/kafka/client.ts. What stays here: connection, generations, intake,
 // pipelining, retry and flow control.
 import { redactText } from '../redact/redact.ts';
+import { asLogger, mapLogger, type Logger, type LogTarget } from '../util/log.ts';
 import { hostname } from 'node:os';
 import { nowClickHouseTime } from '../decode/event.ts';
 import { createKafkaClient, isRebalanceError, type BatchContext, type KafkaAdmin, type KafkaClient, type StreamConsumer, type StreamProducer } from '../kafka/client.ts';
@@ -104,8 +105,8 @@ interface Generation {
 export interface WorkerOptions {
   readonly config: WorkerConfig;
   readonly sink: ClickHouseSink;
-  /** Progress and warnings, one line each (stderr in the CLI). */
-  readonly log: (line: string) => void;
+  /** Progress, warnings and errors (src/util/log.ts levels; stderr in the CLI). */
+  readonly log: LogTarget;
   /** The Kafka client; created from the config when omitted. */
   readonly client?: KafkaClient;
 }
@@ -126,7 +127,7 @@ export class StreamWorker {
   };
   private readonly config: WorkerConfig;
   private readonly sink: ClickHouseSink;
-  private readonly log: (line: string) => void;
+  private readonly log: Logger;
   private readonly client: KafkaClient;
   private readonly telemetry: WorkerTelemetry;
   private readonly progress = new ProgressReporter();
@@ -159,7 +160,8 @@ export class StreamWorker {
     this.config = options.config;
     this.sink = options.sink;
     // Log lines quote error messages, which may quote data: redacted as rows are.
-    this.log = (line) => options.log(this.config.limits.redact === false ? line : redactText(line).text);
+    const logger = asLogger(options.log);
+    this.log = this.config.limits.redact === false ? logger : mapLogger(logger, (line) => redactText(line).text);
     this.client =
       options.client ??
       createKafkaClient({ brokers: this.config.brokers, clientId: this.config.clientId, log: this.log, ...(this.config.security ? { security: this.config.security } : {}) });
@@ -193,7 +195,7 @@ export class StreamWorker {
       partitions: partitions ?? 1,
       configs: maxMessageBytes === undefined ? {} : { 'max.message.bytes': String(maxMessageBytes) },
     });
-    if (created) this.log(`Created dead-letter topic ${c.dlqTopic} (${partitions ?? 1} partition(s)).`);
+    if (created) this.log.info(`Created dead-letter topic ${c.dlqTopic} (${partitions ?? 1} partition(s)).`);
     if (this.stopping) return this.closeLateClients();
     this.producer = await this.client.producer();
     if (this.stopping) return this.closeLateClients();
@@ -210,16 +212,16 @@ export class StreamWorker {
     });
     this.consumer.onAssigned((p) => this.onAssigned(p));
     this.consumer.onCrash(({ error, restarting }) => {
-      this.log(`Kafka consumer crashed: ${error.message}${restarting ? '; the client restarts it and rejoins the group.' : '; it will not restart.'}`);
+      this.log[restarting ? 'warn' : 'error'](`Kafka consumer crashed: ${error.message}${restarting ? '; the client restarts it and rejoins the group.' : '; it will not restart.'}`);
       if (!restarting && !this.stopping) {
         this.fatal = error;
-        this.stop('consumer crash').catch((e: unknown) => this.log(`Stopping after the crash failed: ${(e as Error).message}`));
+        this.stop('consumer crash').catch((e: unknown) => this.log.error(`Stopping after the crash failed: ${(e as Error).message}`));
       }
     });
     if (this.stopping) return this.closeLateClients();
     this.timer = setInterval(() => this.onTick(), TIMER_TICK_MS);
     if (c.progressIntervalMs > 0) this.progressTimer = setInterval(() => void this.reportProgress(), c.progressIntervalMs);
-    this.log(`Consuming ${c.topic} as group ${c.groupId} into ${this.sink.description}; poison records go to ${c.dlqTopic}.`);
+    this.log.info(`Consuming ${c.topic} as group ${c.groupId} into ${this.sink.description}; poison records go to ${c.dlqTopic}.`);
     await this.consumer.run((ctx) => this.onBatch(ctx));
   }
 
@@ -260,7 +262,7 @@ export class StreamWorker {
     this.stopping = true;
     const deadline = Date.now() + this.config.shutdownTimeoutMs;
     this.stopDeadlineMs = deadline;
-    this.log(`Stopping (${reason}): ${this.gen.writer.pending} buffered event(s) to flush and commit.`);
+    this.log.info(`Stopping (${reason}): ${this.gen.writer.pending} buffered event(s) to flush and commit.`);
     // A stop during start waits for the connections to exist, so that they can be closed.
     await raceDeadline(this.starting ?? Promise.resolve(), deadline, undefined);
     if (this.timer) clearInterval(this.timer);
@@ -270,7 +272,7 @@ export class StreamWorker {
     } catch (error) {
       // kafkajs throws when the consumer is not running (it crashed, or never started): there
       // is nothing to pause then, and the shutdown must still flush, disconnect and report.
-      this.log(`Pausing the consumer failed (${(error as Error).message}); continuing the shutdown.`);
+      this.log.warn(`Pausing the consumer failed (${(error as Error).message}); continuing the shutdown.`);
     }
     let settled = false;
     if (this.fatal === undefined) {
@@ -286,13 +288,13 @@ export class StreamWorker {
     // Wake anything still sleeping in a retry: it gives up instead of attempting again.
     this.stopAbort.abort();
     const left = this.gen.writer.pending;
-    if (!settled && left > 0) this.log(`Leaving ${left} event(s) uncommitted: ClickHouse did not take them within ${this.config.shutdownTimeoutMs} ms. They are consumed again at the next start.`);
+    if (!settled && left > 0) this.log.warn(`Leaving ${left} event(s) uncommitted: ClickHouse did not take them within ${this.config.shutdownTimeoutMs} ms. They are consumed again at the next start.`);
     this.clientsClosing = true;
     const disconnectBy = Date.now() + 15_000;
-    await raceDeadline(this.consumer?.disconnect().catch((e: unknown) => this.log(`Disconnecting the consumer failed: ${(e as Error).message}`)) ?? Promise.resolve(), disconnectBy, undefined);
+    await raceDeadline(this.consumer?.disconnect().catch((e: unknown) => this.log.warn(`Disconnecting the consumer failed: ${(e as Error).message}`)) ?? Promise.resolve(), disconnectBy, undefined);
     await raceDeadline(this.producer?.disconnect().catch(() => undefined) ?? Promise.resolve(), disconnectBy, undefined);
     await raceDeadline(this.admin?.disconnect().catch(() => undefined) ?? Promise.resolve(), disconnectBy, undefined);
-    this.log(this.progressLine('Stopped'));
+    this.log.info(this.progressLine('Stopped'));
     const summary: WorkerSummary = {
       clean: settled && this.fatal === undefined,
       ...(this.fatal === undefined ? {} : { fatal: this.fatal }),
@@ -333,7 +335,7 @@ export class StreamWorker {
     // A paused worker would never fetch again to find out whether ClickHouse is back.
     if (this.paused && !this.stopping) this.setPaused(false);
     const list = partitions.length ? partitions.join(',') : 'none';
-    this.log(`Joined group ${this.config.groupId} (generation ${this.gen.id}): partitions ${list} of ${this.config.topic}${dropped ? `; dropped ${dropped} uncommitted buffered event(s), they are consumed again` : ''}.`);
+    this.log.info(`Joined group ${this.config.groupId} (generation ${this.gen.id}): partitions ${list} of ${this.config.topic}${dropped ? `; dropped ${dropped} uncommitted buffered event(s), they are consumed again` : ''}.`);
   }
 
   private async onBatch(ctx: BatchContext): Promise<void> {
@@ -408,7 +410,7 @@ export class StreamWorker {
     const overdue = gen.firstPendingAtMs !== undefined && Date.now() - gen.firstPendingAtMs >= this.config.batchMaxWaitMs;
     const retryCommit = gen.offsets.hasUncommitted && Date.now() >= gen.offsets.nextCommitRetryAtMs;
     if (!overdue && gen.deadLetters.pending.length === 0 && !retryCommit) return;
-    this.lock.run(() => this.settle(gen, 'time')).catch((e: unknown) => this.log(`Flush failed: ${(e as Error).message}`));
+    this.lock.run(() => this.settle(gen, 'time')).catch((e: unknown) => this.log.warn(`Flush failed: ${(e as Error).message}`));
   }
 
   /**
@@ -454,7 +456,7 @@ export class StreamWorker {
       return this.publishAndCommit(gen);
     })()
       .catch((error: unknown) => {
-        this.log(`Flush failed: ${(error as Error).message}`);
+        this.log.warn(`Flush failed: ${(error as Error).message}`);
         return false;
       })
       .finally(() => {
@@ -543,10 +545,10 @@ export class StreamWorker {
         this.stats.commitFailures++;
         if (isRebalanceError(error)) {
           gen.offsets.noteRebalance(error);
-          this.log(`Commit refused, the group is rebalancing: the written events after the last commit are consumed again (and deduplicated).`);
+          this.log.warn(`Commit refused, the group is rebalancing: the written events after the last commit are consumed again (and deduplicated).`);
           return false;
         }
-        this.log(`Commit failed (attempt ${attempt} of ${COMMIT_ATTEMPTS}): ${(error as Error).message}`);
+        this.log.warn(`Commit failed (attempt ${attempt} of ${COMMIT_ATTEMPTS}): ${(error as Error).message}`);
         if (attempt < COMMIT_ATTEMPTS) await sleep(backoffDelayMs(this.config.retry, attempt), this.stopAbort.signal);
       }
     }
@@ -583,7 +585,7 @@ export class StreamWorker {
     }
     this.failing = { step, attempts, sinceMs: this.failing?.sinceMs ?? Date.now(), message };
     if (!this.paused) this.setPaused(true);
-    this.log(`Retrying ${step} (attempt ${attempts} failed, fetching paused, nothing committed): ${message}`);
+    this.log.warn(`Retrying ${step} (attempt ${attempts} failed, fetching paused, nothing committed): ${message}`);
   }
 
   /**
@@ -599,14 +601,14 @@ export class StreamWorker {
     }
     if (this.fatal !== undefined) return;
     this.fatal = error;
-    this.log(`Stopping: ${step} failed and retrying cannot help (${error.message}); nothing after the last commit is committed: those events are consumed again at the next start.`);
-    this.stop('ClickHouse failure').catch((e: unknown) => this.log(`Stopping after the failure failed: ${(e as Error).message}`));
+    this.log.error(`Stopping: ${step} failed and retrying cannot help (${error.message}); nothing after the last commit is committed: those events are consumed again at the next start.`);
+    this.stop('ClickHouse failure').catch((e: unknown) => this.log.error(`Stopping after the failure failed: ${(e as Error).message}`));
   }
 
   private recovered(): void {
     const f = this.failing;
     this.failing = undefined;
-    if (f) this.log(`${f.step} recovered after ${f.attempts} failed attempt(s) in ${Date.now() - f.sinceMs} ms; fetching resumes.`);
+    if (f) this.log.info(`${f.step} recovered after ${f.attempts} failed attempt(s) in ${Date.now() - f.sinceMs} ms; fetching resumes.`);
     if (this.paused && !this.stopping) this.setPaused(false);
   }
 
@@ -622,7 +624,7 @@ export class StreamWorker {
     } catch {
       // Lag is informative only; the next report tries again.
     }
-    if (!this.stopping) this.log(this.progressLine('Progress'));
+    if (!this.stopping) this.log.info(this.progressLine('Progress'));
   }
 
   /** One line: counters, state and lag per partition (high watermark minus committed offset). */

@@ -88,8 +88,8 @@ describe.skipIf(brokers === null)('the data directory of a running consume worke
     const errors = first.lines.filter((l) => l.startsWith('toolcanon: '));
     expect(errors).toHaveLength(1);
     expect(removedDataDirLines(db, 'toolcanon: the worker stopped: ')).toContain(errors[0]);
-    expect(first.lines.some((l) => /^Stopping: ClickHouse insert failed and retrying cannot help .*those events are consumed again at the next start\.$/.test(l))).toBe(true);
-    expect(first.lines.filter((l) => l.startsWith('Retrying ClickHouse insert'))).toEqual([]);
+    expect(first.lines.some((l) => /^error: Stopping: ClickHouse insert failed and retrying cannot help .*those events are consumed again at the next start\.$/.test(l))).toBe(true);
+    expect(first.lines.filter((l) => l.startsWith('warning: Retrying ClickHouse insert'))).toEqual([]);
     expect(first.lines.join('\n')).not.toMatch(/^\s+at /m);
     expect(first.summary()['clean_exit']).toBe(false);
   });

@@ -106,7 +106,7 @@ describe.skipIf(brokers === null)('ClickHouse fails for a while, then recovers',
     // Paused: consumption does not run ahead of the failing sink.
     const consumed = during.consumedSamples;
     expect(consumed[consumed.length - 1]).toBe(consumed[0]);
-    expect(logs.some((l) => l.startsWith('Retrying ClickHouse insert'))).toBe(true);
+    expect(logs.some((l) => l.startsWith('warning: Retrying ClickHouse insert'))).toBe(true);
     expect(logs.some((l) => /recovered after \d+ failed attempt/.test(l))).toBe(true);
   });
 

@@ -166,7 +166,7 @@ describe.skipIf(brokers === null)('DeadLetterPublisher against a real broker', (
     expect(wrapped).toBe(1);
     expect(queue.pending).toHaveLength(0);
     expect(publisher.publishedRecords).toBe(2);
-    expect(logs).toEqual([`Dead-letter record of src-topic/0/2 is too large for ${dlqTopic} (40001 bytes); publishing it without its value.`]);
+    expect(logs).toEqual([`warning: Dead-letter record of src-topic/0/2 is too large for ${dlqTopic} (40001 bytes); publishing it without its value.`]);
 
     const read = await readTopic(client, dlqTopic, 2);
     expect(read).toHaveLength(2);

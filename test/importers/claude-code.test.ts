@@ -80,7 +80,7 @@ describe('parseTranscript (inline records)', () => {
       {
         schema: 'toolcanon.event/v1',
         type: 'usage',
-        event_id: stableEventId('claude_code', 'msg_1', 'req_1'),
+        event_id: stableEventId('claude_code', SESSION, 'usage', 'req_1'),
         ts: '2026-02-10T21:00:01.000Z',
         harness: 'claude_code',
         session_id: SESSION,

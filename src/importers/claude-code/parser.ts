@@ -4,8 +4,9 @@
 // is handed out as soon as it is final. No I/O, never throws on a bad record (it is returned as
 // malformed, with its line, or counted when it is a record type skipped on purpose).
 import { findSpan } from '../../util/json-spans.ts';
-import { MAX_EVENT_LINE_BYTES, normaliseTimestamp, stableEventId, toolCallLine, usageLine, type RawToolInput, type ToolCallFields } from '../envelope.ts';
+import { MAX_EVENT_LINE_BYTES, normaliseTimestamp, toolCallLine, usageLine, type RawToolInput, type ToolCallFields } from '../envelope.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';
+import { claudeCodeCallEventId, claudeCodeUsageEventId } from './ids.ts';
 import type { ImportOutput, ImportedEvent, LineParser, LineReading, MalformedRecord } from '../types.ts';
 import {
   IGNORED_RECORD_TYPES,
@@ -648,7 +649,7 @@ export class TranscriptParser implements LineParser {
   private usageEvent(r: ResponseState): ImportedEvent {
     const u = r.usage;
     const line = usageLine({
-      event_id: stableEventId(HARNESS, r.messageId, r.requestId),
+      event_id: claudeCodeUsageEventId(r.sessionId, r.requestId, r.messageId),
       ts: r.ts,
       harness: HARNESS,
       session_id: r.sessionId,
@@ -667,7 +668,7 @@ export class TranscriptParser implements LineParser {
   private callEvent(call: ToolUseState): ImportedEvent {
     const result = call.result;
     const base = {
-      event_id: stableEventId(HARNESS, call.sessionId, call.id),
+      event_id: claudeCodeCallEventId(call.sessionId, call.id),
       ts: call.ts,
       harness: HARNESS,
       session_id: call.sessionId,

@@ -5,7 +5,7 @@ import { defaultOtlpPaths, listOtlpFiles } from './paths.ts';
 
 export const otlpImporter: Importer = {
   id: 'otlp',
-  description: 'OTLP/JSON traces and logs: GenAI execute_tool and inference spans, Claude Code tool_result and api_request events',
+  description: 'OTLP/JSON traces and logs: GenAI execute_tool and inference spans; Claude Code tool_result, rejected tool_decision, api_request and mcp_server_connection events',
   defaultPaths: () => defaultOtlpPaths(),
   listFiles: (paths) => listOtlpFiles(paths),
   parseFile: (path, data) => parseOtlpFile(path, data),

@@ -5,6 +5,7 @@
 import type { Harness } from '../../canonical/meta.ts';
 import { USAGE_CONVENTIONS } from '../../accounting/conventions.ts';
 import { findSpan } from '../../util/json-spans.ts';
+import { claudeCodeCallEventId, claudeCodeUsageEventId } from '../claude-code/ids.ts';
 import { stableEventId, toolCallLine, usageLine, type RawToolInput } from '../envelope.ts';
 import { describeValue, lineAt, MalformedRecords, parseObject, rawOf, readObject, splitCompleteLines } from '../lines.ts';
 import type { ImportedEvent, MalformedRecord, ParsedFile } from '../types.ts';
@@ -13,6 +14,7 @@ import {
   anyCount,
   anyString,
   anyToPlain,
+  isObject,
   isOtlpExport,
   readExport,
   type AnyValue,
@@ -63,6 +65,57 @@ function rawMember(at: Located, key: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** Claude Code's log events that become events (the others are counted as `log:<event>`). */
+const CLAUDE_CODE_EVENTS: ReadonlySet<string> = new Set(['claude_code.tool_result', 'claude_code.api_request', 'claude_code.tool_decision', 'claude_code.mcp_server_connection']);
+
+/** What Claude Code writes as `tool_name` for a user MCP server's tool unless tool details are on. */
+export const HIDDEN_MCP_TOOL = 'mcp_tool';
+/**
+ * The canonical name of such a call when `tool_parameters` does not name it: an MCP name (the
+ * `mcp__` prefix) with no server part, so it is counted as an MCP call and, failing the
+ * one-separator rule, flagged `bad_mcp_name` with no server or tool: nothing is made up.
+ */
+export const UNNAMED_MCP_TOOL = `mcp__${HIDDEN_MCP_TOOL}`;
+
+/**
+ * The tool name of a Claude Code tool_result / tool_decision: as logged, except the literal
+ * `mcp_tool`, which becomes `mcp__<server>__<tool>` (what the transcript calls it) when
+ * `tool_parameters` (OTEL_LOG_TOOL_DETAILS=1) names `mcp_server_name` and `mcp_tool_name`, and
+ * UNNAMED_MCP_TOOL when it does not.
+ */
+export function claudeToolName(logged: string, parameters: string | undefined): string {
+  if (logged !== HIDDEN_MCP_TOOL) return logged;
+  let details: unknown;
+  try {
+    details = parameters === undefined ? undefined : JSON.parse(parameters);
+  } catch {
+    details = undefined;
+  }
+  if (isObject(details)) {
+    const server = details['mcp_server_name'];
+    const tool = details['mcp_tool_name'];
+    if (typeof server === 'string' && server !== '' && typeof tool === 'string' && tool !== '') return `mcp__${server}__${tool}`;
+  }
+  return UNNAMED_MCP_TOOL;
+}
+
+interface McpStatusFields {
+  readonly event_id: string;
+  readonly ts: string;
+  readonly harness: Harness;
+  readonly session_id: string;
+  readonly server: string;
+  readonly client_id: string;
+  readonly transport: 'stdio' | 'http';
+  readonly state: 'connected' | 'failed' | 'disconnected';
+  readonly error?: string;
+}
+
+/** An `mcp_status` envelope line (schemas/mcp-status-event.v1.schema.json). */
+function mcpStatusLine(fields: McpStatusFields): string {
+  return JSON.stringify({ schema: 'toolcanon.event/v1', type: 'mcp_status', ...fields });
 }
 
 /** Inference operations whose spans carry the usage of one model request. */
@@ -371,8 +424,12 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
 
   function readLogItem(at: Located & { resource: Attributes }, record: OtlpLogRecord): void {
     const name = logEventName(record, serviceHarness(at.resource));
-    if (name !== 'claude_code.tool_result' && name !== 'claude_code.api_request') return count(skipped, `log:${name ?? 'other'}`);
+    if (name === undefined || !CLAUDE_CODE_EVENTS.has(name)) return count(skipped, `log:${name ?? 'other'}`);
     const a = record.attributes;
+    // An accepted decision adds nothing of its own: its call's tool_result follows. Counted
+    // before the checks below, so a record read only to be counted is never malformed.
+    const decision = name === 'claude_code.tool_decision' ? anyString(a.get('decision')) : undefined;
+    if (name === 'claude_code.tool_decision' && decision !== 'reject') return count(skipped, decision === 'accept' ? `log:${name}:accept` : `log:${name}`);
     const session = anyString(a.get('session.id'));
     if (!session) return bad(at, `log:${name}:no_session`, `The ${name} log record has no \`session.id\` attribute.`);
     const timeNs = record.timeNs ?? record.observedNs;
@@ -382,15 +439,22 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
     const turn = anyString(a.get('prompt.id')) ?? '';
     const sequence = anyString(a.get('event.sequence')) ?? '';
 
-    if (name === 'claude_code.tool_result') {
-      const tool = anyString(a.get('tool_name'));
-      if (!tool) return bad(at, `log:${name}:no_tool_name`, `The ${name} log record has no \`tool_name\` attribute.`);
+    if (name === 'claude_code.mcp_server_connection') return readMcpConnection(at, a, session, ts, sequence);
+
+    if (name === 'claude_code.tool_result' || name === 'claude_code.tool_decision') {
+      const logged = anyString(a.get('tool_name'));
+      if (!logged) return bad(at, `log:${name}:no_tool_name`, `The ${name} log record has no \`tool_name\` attribute.`);
+      const parameters = anyString(a.get('tool_parameters'));
+      const tool = claudeToolName(logged, parameters);
       const callId = anyString(a.get('tool_use_id')) ?? '';
-      const success = anyBool(a.get('success'));
-      const error = anyString(a.get('error')) ?? anyString(a.get('error_type'));
+      const rejected = name === 'claude_code.tool_decision';
+      const success = rejected ? false : anyBool(a.get('success'));
+      const error = rejected ? `rejected (${anyString(a.get('source')) ?? 'no source'})` : (anyString(a.get('error')) ?? anyString(a.get('error_type')));
       const status = success === false || (success === undefined && error !== undefined) ? 'error' : 'ok';
-      const durationMs = anyCount(a.get('duration_ms'));
-      const eventId = callId ? stableEventId('otlp', 'claude_code', session, 'tool', callId) : stableEventId('otlp', 'claude_code', session, 'log', ts, sequence);
+      const durationMs = rejected ? undefined : anyCount(a.get('duration_ms'));
+      // With a tool_use_id, the transcript's identity of the call (claude-code importer): the
+      // call seen in both is one row. Without one, the record's own time and sequence.
+      const eventId = callId ? claudeCodeCallEventId(session, callId) : stableEventId('otlp', 'claude_code', session, 'log', ts, sequence);
       const line = toolCallLine(
         {
           event_id: eventId,
@@ -416,7 +480,9 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
     const output = anyCount(a.get('output_tokens'));
     if (input === undefined && output === undefined) return bad(at, `log:${name}:no_usage`, `The ${name} log record has no \`input_tokens\` or \`output_tokens\` that is a count.`);
     const requestId = anyString(a.get('request_id')) || anyString(a.get('client_request_id')) || '';
-    const eventId = stableEventId('otlp', 'claude_code', session, 'usage', requestId || `${ts}/${sequence}`);
+    // With the Anthropic request id, the transcript's identity of the response (claude-code
+    // importer: its `requestId`): the request seen in both is one row.
+    const eventId = anyString(a.get('request_id')) ? claudeCodeUsageEventId(session, requestId) : stableEventId('otlp', 'claude_code', session, 'usage', requestId || `${ts}/${sequence}`);
     const cacheRead = anyCount(a.get('cache_read_tokens'));
     const cacheWrite = anyCount(a.get('cache_creation_tokens'));
     const line = usageLine({
@@ -431,6 +497,40 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
       output_tokens: output ?? 0,
       ...(cacheRead !== undefined ? { cache_read_tokens: cacheRead } : {}),
       ...(cacheWrite !== undefined ? { cache_write_tokens: cacheWrite } : {}),
+    });
+    emit(eventId, line, at);
+  }
+
+  /**
+   * `claude_code.mcp_server_connection` as an `mcp_status` event. The server is named only with
+   * OTEL_LOG_TOOL_DETAILS=1 (`server_name`); without it the record is counted, not guessed into
+   * one server (every server's connections under one name would make a flapping server up).
+   * Claude Code names no client instance: one client id per session and server.
+   */
+  function readMcpConnection(at: Located, a: Attributes, session: string, ts: string, sequence: string): void {
+    const name = 'claude_code.mcp_server_connection';
+    const server = anyString(a.get('server_name'));
+    if (!server) return count(skipped, `log:${name}:no_server_name`);
+    const status = anyString(a.get('status'));
+    if (status !== 'connected' && status !== 'failed' && status !== 'disconnected') {
+      return bad(at, `log:${name}:bad_status`, `The ${name} log record's \`status\` is ${describeValue(status)}, not "connected", "failed" or "disconnected".`);
+    }
+    const transport = anyString(a.get('transport_type'));
+    if (!transport) return bad(at, `log:${name}:no_transport`, `The ${name} log record has no \`transport_type\` attribute.`);
+    const error = status === 'connected' ? undefined : (anyString(a.get('error')) ?? anyString(a.get('error_code')));
+    const eventId = stableEventId('otlp', 'claude_code', session, 'mcp_status', server, ts, sequence);
+    const line = mcpStatusLine({
+      event_id: eventId,
+      ts,
+      harness: 'claude_code',
+      session_id: session,
+      server,
+      client_id: `claude_code:${server}`,
+      // stdio is a local process; sse, http, ws and the others reach a server Claude Code does
+      // not start, so their recovery is never checked against the stdio restart schedule.
+      transport: transport === 'stdio' ? 'stdio' : 'http',
+      state: status,
+      ...(error ? { error } : {}),
     });
     emit(eventId, line, at);
   }

@@ -652,7 +652,8 @@ export class TranscriptParser implements LineParser {
   private usageEvent(r: ResponseState): ImportedEvent {
     const u = r.usage;
     const line = usageLine({
-      event_id: stableEventId(HARNESS, r.messageId, r.requestId),
+      // Joined to OTel's api_request by request id (src/importers/claude-code/ids.ts).
+      event_id: r.requestId === '' ? stableEventId(HARNESS, r.messageId, r.requestId) : stableEventId(HARNESS, r.sessionId, 'usage', r.requestId),
       ts: r.ts,
       harness: HARNESS,
       session_id: r.sessionId,

@@ -76,7 +76,8 @@ describe.skipIf(!CLAUDE_DIR)('Claude Code OTLP logs (exequieldeferrari/axiom, Cl
       duration_ms: 2,
       call_id: 'toolu_000000000000000000000',
       model: 'claude-sonnet-5',
-      ts: '2026-08-11T00:14:55.840Z',
+      // Logged at 55.840 when the call ended: it started 2 ms before.
+      ts: '2026-08-11T00:14:55.838Z',
       input: {},
     });
     expect(call).not.toHaveProperty('output');

@@ -452,13 +452,16 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
       const error = rejected ? `rejected (${anyString(a.get('source')) ?? 'no source'})` : (anyString(a.get('error')) ?? anyString(a.get('error_type')));
       const status = success === false || (success === undefined && error !== undefined) ? 'error' : 'ok';
       const durationMs = rejected ? undefined : anyCount(a.get('duration_ms'));
+      // A tool_result is logged when the call ends: its start, the call's `ts` as everywhere
+      // (the transcript's tool_use time, a span's start), is that time less the duration.
+      const startTs = durationMs !== undefined && timeNs !== undefined ? (unixNanosToRfc3339(timeNs - BigInt(durationMs) * 1_000_000n) ?? ts) : ts;
       // With a tool_use_id, the transcript's identity of the call (claude-code importer): the
       // call seen in both is one row. Without one, the record's own time and sequence.
       const eventId = callId ? claudeCodeCallEventId(session, callId) : stableEventId('otlp', 'claude_code', session, 'log', ts, sequence);
       const line = toolCallLine(
         {
           event_id: eventId,
-          ts,
+          ts: startTs,
           harness: 'claude_code',
           session_id: session,
           turn_id: turn,

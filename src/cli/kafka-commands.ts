@@ -169,7 +169,7 @@ function format(value: string): OutputFormat {
   throw new UsageError(`--format must be one of ${OUTPUT_FORMATS.join(', ')}, got ${JSON.stringify(value)}`);
 }
 
-function brokersFrom(value: string | undefined, command: string): string[] {
+export function brokersFrom(value: string | undefined, command: string): string[] {
   const from = value !== undefined ? '--brokers' : '$TOOLCANON_KAFKA_BROKERS';
   if (brokerListHasCredentials(value ?? process.env['TOOLCANON_KAFKA_BROKERS'] ?? '')) {
     // Not repeated: it holds a user and password, and argv is visible to every user of the machine.
@@ -186,7 +186,7 @@ function brokersFrom(value: string | undefined, command: string): string[] {
   return list;
 }
 
-function topicFrom(value: string | undefined, command: string, flag = 'topic'): string {
+export function topicFrom(value: string | undefined, command: string, flag = 'topic'): string {
   if (value === undefined || value === '') throw new UsageError(`${command} needs --${flag} TOPIC`);
   if (!/^[a-zA-Z0-9._-]{1,249}$/.test(value)) throw new UsageError(`--${flag}: ${JSON.stringify(value)} is not a valid Kafka topic name`);
   return value;

@@ -104,9 +104,19 @@ ${ACCOUNTING_FLAGS}
   --allow-dead-letters       Exit 0 even when nothing was recognised
   --no-redact                Store secrets verbatim (default: redacted; or TOOLCANON_REDACT=0)
   --no-progress              Never draw a progress bar
+  --host NAME                This machine's name on every row of an event that names none
+                             (default os.hostname(), or $TOOLCANON_HOST)
+  --device-id ID             A stable id of this machine (default: derived from /etc/machine-id,
+                             else created once in the state directory; or $TOOLCANON_DEVICE_ID)
+  --to-kafka                 Publish the events to Kafka instead of writing a database (a consume
+                             worker writes the warehouse): --brokers H:P[,…] --topic T
+                             [--dlq-topic T] [--partitions N (default 6, for a topic it creates)]
+  --state-dir DIR            --to-kafka: what was read of each file, and a created device id
+                             (default ~/.toolcanon/import-state, or $TOOLCANON_IMPORT_STATE)
 
 Example:
   toolcanon import claude-code            # ~/.claude/projects
+  toolcanon import claude-code --to-kafka --brokers kafka:9092 --topic tool-events
   toolcanon import codex ~/.codex/sessions/2026/12`,
   validate: `Usage: toolcanon validate <paths…|-> [--format table|json|csv]
 
@@ -169,6 +179,15 @@ const OPTIONS = {
   since: { type: 'string' },
   until: { type: 'string' },
   harness: { type: 'string' },
+  // import: the importing machine (report: a host filter), and publishing to Kafka instead.
+  host: { type: 'string' },
+  'device-id': { type: 'string' },
+  'state-dir': { type: 'string' },
+  'to-kafka': { type: 'boolean', default: false },
+  brokers: { type: 'string' },
+  topic: { type: 'string' },
+  'dlq-topic': { type: 'string' },
+  partitions: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -314,16 +333,20 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const importer = await loadImporter(which);
       const targets = paths.length ? paths : importer.defaultPaths();
       if (targets.length === 0) throw new UsageError(`import ${which} needs at least one file or folder (it has no default location)`);
+      const { importMachineFrom, runImportToKafka } = await import('./import-kafka.ts');
+      const machine = importMachineFrom(values);
+      if (values['to-kafka']) return runImportToKafka(importer, targets, values, machine, io, format, limits.redact !== false);
       const started = performance.now();
       let alreadyStored = 0;
       const summary = await withSink(values, async (sink) => {
         io.err(`Importing ${which} logs from ${targets.join(', ')} into ${sink.description}`);
-        alreadyStored = await storedBeforeImport(sink, importer, targets);
+        alreadyStored = await storedBeforeImport(sink, importer, targets, machine.device_id);
         const progress = createProgressBar(io.isTty && !values['no-progress'], 1);
         try {
           return await runImport(importer, targets, sink, {
             limits,
             accounting,
+            machine,
             onProgress: (filesDone, filesTotal, bytesDone, bytesTotal) => progress.update(bytesDone, bytesTotal, `${filesDone}/${filesTotal} files`),
           });
         } finally {

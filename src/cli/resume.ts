@@ -15,8 +15,8 @@ export function storedBeforeReplay(sink: ClickHouseSink, paths: readonly string[
  * (a run cut short records nothing of the files it was reading). Files it has a record of are
  * skipped or read from where it stopped (events_already_imported).
  */
-export async function storedBeforeImport(sink: ClickHouseSink, importer: Importer, targets: readonly string[]): Promise<number> {
-  const recorded = await sink.loadImportState(importer.id);
+export async function storedBeforeImport(sink: ClickHouseSink, importer: Importer, targets: readonly string[], deviceId = ''): Promise<number> {
+  const recorded = await sink.loadImportState(importer.id, deviceId);
   return sink.countStoredFromFiles(importer.listFiles(targets).filter((f) => !recorded.has(f)));
 }
 

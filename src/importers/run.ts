@@ -7,15 +7,15 @@
 // file. A whole-document format is read whole, up to its size limit.
 import { statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { deadLetter, nowClickHouseTime, DEFAULT_LIMITS, type DecodeLimits } from '../decode/event.ts';
+import { deadLetter, nowClickHouseTime, DEFAULT_LIMITS, UNKNOWN_MACHINE, type DecodeLimits, type Machine } from '../decode/event.ts';
 import { BatchWriter, emptyCounts, type BatchLimits, type PipelineCounts } from '../pipeline.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
 import type { ClickHouseSink, ImportFileState } from '../sink/clickhouse.ts';
 import { readLinesInChunks } from './stream.ts';
 import type { ImportedEvent, Importer, MalformedRecord, ParsedFile } from './types.ts';
 
-export interface ImportSummary {
-  readonly counts: PipelineCounts;
+/** What an import read, whatever it wrote to (a database, or a Kafka topic). */
+export interface ImportReading {
   readonly filesSeen: number;
   readonly filesRead: number;
   readonly filesUnchanged: number;
@@ -27,6 +27,30 @@ export interface ImportSummary {
   readonly malformedRecords: number;
   readonly skippedRecords: Readonly<Record<string, number>>;
   readonly bytesParsed: number;
+}
+
+export interface ImportSummary extends ImportReading {
+  readonly counts: PipelineCounts;
+}
+
+/** What an importer has read of each file (a database's import_files, or a state file). */
+export interface ImportStateStore {
+  load(importer: string): Promise<Map<string, ImportFileState>>;
+  /**
+   * Records the files read by this run (after everything of theirs was acknowledged). Files
+   * recorded before and not read now (unchanged, or deleted since) keep their records.
+   */
+  save(importer: string, files: ReadonlyMap<string, ImportFileState>, importedAt: string): Promise<void>;
+}
+
+/** Where an import's events go: each add returns true when a flush is due. */
+export interface ImportTarget {
+  /** One envelope line of the importer, from `source` (`file:line`). */
+  addEvent(line: string, source: string): boolean;
+  /** A raw record the importer could not read (`detail` says why), from `file:line`. */
+  addMalformed(raw: Buffer, detail: string, source: string): boolean;
+  /** Resolves when everything added is acknowledged (stored, or taken by the broker). */
+  flush(): Promise<void>;
 }
 
 export interface ImportOptions {
@@ -42,18 +66,58 @@ export interface ImportOptions {
   readonly maxDocumentBytes?: number;
   /** Called after each chunk of a streamed file: the offset reached and the bytes of it still held. */
   readonly onChunk?: (path: string, bytesRead: number, heldBytes: number) => void;
+  /**
+   * The importing machine, recorded on every row of an event that names none (see
+   * machine.ts); unset: '' (unknown). The import state is kept per machine (its device id).
+   */
+  readonly machine?: Machine;
 }
 
 /** Bytes of a refused document kept in its dead letter: enough to recognise the file. */
 const REFUSED_DOCUMENT_PREFIX_BYTES = 4096;
 
+/** The import state kept in the database itself (import_files), per machine. */
+export function databaseImportState(sink: ClickHouseSink, deviceId: string): ImportStateStore {
+  return {
+    load: (importer) => sink.loadImportState(importer, deviceId),
+    save: (importer, files, importedAt) => sink.writeImportState(importer, files, importedAt, deviceId),
+  };
+}
+
+/** Imports into the database: every event through the pipeline (validate, project, account, store). */
 export async function runImport(importer: Importer, paths: readonly string[], sink: ClickHouseSink, options: ImportOptions = {}): Promise<ImportSummary> {
-  const files = importer.listFiles(paths);
-  const previous = await sink.loadImportState(importer.id);
   const counts = emptyCounts();
   const writer = new BatchWriter(sink, counts, options.batch, options.accounting);
-  const limits = options.limits ?? DEFAULT_LIMITS;
+  const machine = options.machine ?? UNKNOWN_MACHINE;
+  const baseLimits = options.limits ?? DEFAULT_LIMITS;
+  // Events that name no machine get the importing one (the decoder's fallback).
+  const limits: DecodeLimits = { ...baseLimits, machine };
   const ingestedAt = nowClickHouseTime();
+  const target: ImportTarget = {
+    addEvent: (line, source) => writer.add({ bytes: Buffer.from(line, 'utf8'), source }, ingestedAt, limits),
+    addMalformed: (raw, detail, source) => writer.addDeadLetter(deadLetter(raw, 'import_malformed', detail, source, ingestedAt, limits.redact !== false, machine)),
+    flush: () => writer.flush(),
+  };
+  const reading = await readImport(importer, paths, databaseImportState(sink, machine.device_id), target, { ...options, ingestedAt });
+  counts.bytesRead = reading.bytesParsed;
+  return { ...reading, counts };
+}
+
+/**
+ * Reads the importer's files that are new or grew since the state's records, hands each new
+ * event and malformed record to the target in file order, and records the files read once the
+ * target acknowledged everything (a run cut short records nothing, and is read again).
+ */
+export async function readImport(
+  importer: Importer,
+  paths: readonly string[],
+  state: ImportStateStore,
+  target: ImportTarget,
+  options: ImportOptions & { readonly ingestedAt?: string } = {},
+): Promise<ImportReading> {
+  const files = importer.listFiles(paths);
+  const previous = await state.load(importer.id);
+  const ingestedAt = options.ingestedAt ?? nowClickHouseTime();
   const skipped: Record<string, number> = {};
   const done = new Map<string, ImportFileState>();
   let filesRead = 0;
@@ -81,8 +145,8 @@ export async function runImport(importer: Importer, paths: readonly string[], si
     const writeMalformed = async (m: MalformedRecord): Promise<void> => {
       if (m.endOffset <= from) return;
       malformedRecords++;
-      const raw = typeof m.raw === 'string' ? Buffer.from(m.raw, 'utf8') : m.raw;
-      if (writer.addDeadLetter(deadLetter(raw, 'import_malformed', `${m.problem}: ${m.detail}`, `${path}:${m.line}`, ingestedAt, limits.redact !== false))) await writer.flush();
+      const raw = typeof m.raw === 'string' ? Buffer.from(m.raw, 'utf8') : Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength);
+      if (target.addMalformed(raw, `${m.problem}: ${m.detail}`, `${path}:${m.line}`)) await target.flush();
     };
     const writeEvent = async (event: ImportedEvent): Promise<void> => {
       if (event.endOffset <= from) {
@@ -90,7 +154,7 @@ export async function runImport(importer: Importer, paths: readonly string[], si
         return;
       }
       eventsEmitted++;
-      if (writer.add({ bytes: Buffer.from(event.line, 'utf8'), source: event.source }, ingestedAt, limits)) await writer.flush();
+      if (target.addEvent(event.line, event.source)) await target.flush();
     };
     const reading = importer.readingOf(path);
     let completeBytes: number;
@@ -148,12 +212,11 @@ export async function runImport(importer: Importer, paths: readonly string[], si
     done.set(path, { sizeBytes: stat.size, mtimeMs: stat.mtimeMs, completeBytes });
     options.onProgress?.(index + 1, stats.length, bytesDone, bytesTotal);
   }
-  await writer.flush();
+  await target.flush();
   // Recorded only after every event of these files is acknowledged: a crash before this point
   // re-imports them, and the deterministic event ids make that harmless.
-  if (done.size) await sink.writeImportState(importer.id, done, ingestedAt);
-  counts.bytesRead = bytesParsed;
-  return { counts, filesSeen: files.length, filesRead, filesUnchanged, recordsRead, eventsEmitted, eventsAlreadyImported, malformedRecords, skippedRecords: skipped, bytesParsed };
+  if (done.size) await state.save(importer.id, done, ingestedAt);
+  return { filesSeen: files.length, filesRead, filesUnchanged, recordsRead, eventsEmitted, eventsAlreadyImported, malformedRecords, skippedRecords: skipped, bytesParsed };
 }
 
 async function readWhole(path: string): Promise<Buffer> {

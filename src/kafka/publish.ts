@@ -8,9 +8,10 @@
 // (src/worker/dlq.ts), with its `file:line`, keyed as it would have been, its bytes as the value,
 // cut to what the dead-letter topic takes when even that is too small (a header says so).
 import { deadLetter, trimLine } from '../decode/event.ts';
+import type { DeadLetterReason } from '../model/records.ts';
 import { redactBytes } from '../redact/redact.ts';
 import { listInputFiles, openInput, readLines, type InputFile } from '../source/file.ts';
-import { defaultDlqTopic, toUnpublishedDlqRecord } from '../worker/dlq.ts';
+import { defaultDlqTopic, DLQ_HEADERS, toUnpublishedDlqRecord } from '../worker/dlq.ts';
 import { isMessageTooLargeError, KAFKA_DEFAULT_MAX_MESSAGE_BYTES, type KafkaAdmin, type OutgoingRecord, type StreamProducer } from './client.ts';
 
 export interface PublishOptions {
@@ -58,6 +59,8 @@ export interface ProducedDeadLetter {
   readonly keptBytes: number;
   readonly dlqTopic: string;
   readonly detail: string;
+  /** `oversized`, or the reason of a record queued with addDeadLetter (`import_malformed`). */
+  readonly reason: DeadLetterReason;
 }
 
 export interface PublishResult {
@@ -69,7 +72,7 @@ export interface PublishResult {
   unkeyed: number;
   blankLines: number;
   readonly dlqTopic: string;
-  /** Lines too large for the topic, sent to the dead-letter topic as `oversized`. */
+  /** Lines too large for the topic, sent to the dead-letter topic as `oversized` (and other dead letters queued). */
   readonly deadLettered: ProducedDeadLetter[];
 }
 
@@ -128,46 +131,145 @@ export async function publishPaths(producer: StreamProducer, paths: readonly str
 }
 
 export async function publishFiles(producer: StreamProducer, files: readonly InputFile[], options: PublishOptions): Promise<PublishResult> {
-  const { topic } = options;
-  const dlqTopic = options.dlqTopic ?? defaultDlqTopic(topic);
-  const log = options.log ?? (() => undefined);
-  const maxRecords = options.maxBatchRecords ?? 5_000;
-  const maxMessageBytes = options.maxMessageBytes ?? KAFKA_DEFAULT_MAX_MESSAGE_BYTES;
-  const limit = maxMessageBytes - RECORD_OVERHEAD_BYTES;
-  // Per-record framing (offsets, lengths, key) counts towards the batch too.
-  const maxBytes = Math.min(options.batchMaxBytes ?? 4 * 1024 * 1024, limit);
-  const limitText = `max.message.bytes ${maxMessageBytes}${options.maxMessageBytes === undefined ? " (Kafka's default: the topic's could not be read)" : ''}`;
-  const result: PublishResult = { recordsRead: 0, published: 0, bytesPublished: 0, unkeyed: 0, blankLines: 0, dlqTopic, deadLettered: [] };
+  const publisher = new RecordPublisher(producer, options);
+  for (const file of files) {
+    for await (const line of readLines(openInput(file), file.path, undefined, () => publisher.result.blankLines++)) {
+      const raw = Buffer.from(line.bytes.buffer, line.bytes.byteOffset, line.bytes.byteLength);
+      if (publisher.add(raw, sessionKeyOf(line.bytes), line.source)) await publisher.flush();
+    }
+  }
+  await publisher.flush();
+  return publisher.result;
+}
 
-  // The dead-letter topic is prepared on the first dead letter only: a clean run creates nothing.
-  let dlqLimit: Promise<number> | undefined;
-  const prepareDlq = (): Promise<number> =>
-    (dlqLimit ??= (async () => {
-      const admin = options.admin;
-      if (admin === undefined) return maxMessageBytes;
-      const partitions = await admin.partitionCount(topic);
-      const created = await admin.ensureTopic(dlqTopic, {
+/** Header names of a dead letter's machine (import --to-kafka: the importing machine). */
+export const DLQ_MACHINE_HEADERS = { host: 'toolcanon.origin.host', deviceId: 'toolcanon.origin.device_id' } as const;
+
+/** A record for the dead-letter topic that is not a line too large (an importer's malformed record). */
+interface QueuedDeadLetter {
+  readonly line: Omit<Pending, 'record' | 'recordBytes'>;
+  /** Why the topic cannot take it (oversized), or the reason and detail of another dead letter. */
+  readonly why: { readonly oversized: string } | { readonly reason: DeadLetterReason; readonly detail: string; readonly headers: Readonly<Record<string, string>> };
+}
+
+/**
+ * Publishes records to a topic in send requests that fit it, in the order added; a record the
+ * topic cannot take goes to the dead-letter topic as `oversized`, as do other dead letters
+ * queued with addDeadLetter. add() only queues (and says when a flush is due); flush() sends
+ * and resolves once the broker acknowledged everything added (acks = all).
+ */
+export class RecordPublisher {
+  readonly result: PublishResult;
+  private readonly topic: string;
+  private readonly dlqTopic: string;
+  private readonly log: (line: string) => void;
+  private readonly maxRecords: number;
+  private readonly maxMessageBytes: number;
+  private readonly limit: number;
+  private readonly maxBytes: number;
+  private readonly limitText: string;
+  private batch: Pending[] = [];
+  private batchBytes = 0;
+  /** Full send requests and dead letters waiting for the next flush, in order. */
+  private queue: ({ readonly batch: Pending[]; readonly bytes: number } | QueuedDeadLetter)[] = [];
+  /** The dead-letter topic is prepared on the first dead letter only: a clean run creates nothing. */
+  private dlqLimit: Promise<number> | undefined;
+
+  constructor(
+    private readonly producer: StreamProducer,
+    private readonly options: PublishOptions,
+  ) {
+    this.topic = options.topic;
+    this.dlqTopic = options.dlqTopic ?? defaultDlqTopic(options.topic);
+    this.log = options.log ?? (() => undefined);
+    this.maxRecords = options.maxBatchRecords ?? 5_000;
+    this.maxMessageBytes = options.maxMessageBytes ?? KAFKA_DEFAULT_MAX_MESSAGE_BYTES;
+    this.limit = this.maxMessageBytes - RECORD_OVERHEAD_BYTES;
+    // Per-record framing (offsets, lengths, key) counts towards the batch too.
+    this.maxBytes = Math.min(options.batchMaxBytes ?? 4 * 1024 * 1024, this.limit);
+    this.limitText = `max.message.bytes ${this.maxMessageBytes}${options.maxMessageBytes === undefined ? " (Kafka's default: the topic's could not be read)" : ''}`;
+    this.result = { recordsRead: 0, published: 0, bytesPublished: 0, unkeyed: 0, blankLines: 0, dlqTopic: this.dlqTopic, deadLettered: [] };
+  }
+
+  /** Queues one record (a line's bytes, keyed); true when a flush is due. */
+  add(raw: Buffer, key: string | null, source: string): boolean {
+    this.result.recordsRead++;
+    const keyBytes = Buffer.byteLength(key ?? '');
+    if (raw.byteLength + keyBytes > this.limit) {
+      this.queue.push({ line: { raw, key, source, bytes: raw.byteLength }, why: { oversized: `${this.limitText}, less ${RECORD_OVERHEAD_BYTES} bytes kept for the key and the record framing` } });
+      return true;
+    }
+    if (key === null) this.result.unkeyed++;
+    const recordBytes = raw.byteLength + keyBytes + RECORD_FRAMING_BYTES;
+    if (this.batch.length > 0 && (this.batch.length >= this.maxRecords || this.batchBytes + recordBytes > this.maxBytes)) {
+      this.queue.push({ batch: this.batch, bytes: this.batchBytes });
+      this.batch = [];
+      this.batchBytes = 0;
+    }
+    this.batch.push({ record: { key, value: raw }, raw, key, source, bytes: raw.byteLength, recordBytes });
+    this.batchBytes += recordBytes;
+    return this.queue.length > 0;
+  }
+
+  /**
+   * Queues a record read but not publishable (an importer's malformed record) for the
+   * dead-letter topic, with its reason, detail and extra headers; counted as read. True: a
+   * flush is due.
+   */
+  addDeadLetter(raw: Buffer, key: string | null, source: string, reason: DeadLetterReason, detail: string, headers: Readonly<Record<string, string>> = {}): boolean {
+    this.result.recordsRead++;
+    this.queue.push({ line: { raw, key, source, bytes: raw.byteLength }, why: { reason, detail, headers } });
+    return true;
+  }
+
+  /** Sends everything queued; resolves when the broker acknowledged all of it. */
+  async flush(): Promise<void> {
+    const queue = this.queue;
+    this.queue = [];
+    if (this.batch.length > 0) queue.push({ batch: this.batch, bytes: this.batchBytes });
+    this.batch = [];
+    this.batchBytes = 0;
+    // One request at a time: records of one partition stay in the order they were added.
+    for (const q of queue) {
+      if ('batch' in q) await this.send(q.batch, q.bytes);
+      else await this.sendToDlq(q.line, q.why);
+    }
+  }
+
+  private prepareDlq(): Promise<number> {
+    return (this.dlqLimit ??= (async () => {
+      const admin = this.options.admin;
+      if (admin === undefined) return this.maxMessageBytes;
+      const partitions = await admin.partitionCount(this.topic);
+      const created = await admin.ensureTopic(this.dlqTopic, {
         partitions: partitions ?? 1,
-        configs: options.maxMessageBytes === undefined ? {} : { 'max.message.bytes': String(options.maxMessageBytes) },
+        configs: this.options.maxMessageBytes === undefined ? {} : { 'max.message.bytes': String(this.options.maxMessageBytes) },
       });
-      if (created) log(`Created dead-letter topic ${dlqTopic} (${partitions ?? 1} partition(s)).`);
-      return (await admin.maxMessageBytes(dlqTopic)) ?? maxMessageBytes;
+      if (created) this.log(`Created dead-letter topic ${this.dlqTopic} (${partitions ?? 1} partition(s)).`);
+      return (await admin.maxMessageBytes(this.dlqTopic)) ?? this.maxMessageBytes;
     })());
+  }
 
-  /** Sends a line the topic cannot take to the dead-letter topic, cut to fit when it must be. */
-  const sendToDlq = async (received: Omit<Pending, 'record' | 'recordBytes'>, why: string): Promise<void> => {
-    const redacted = options.redact === false ? undefined : redactBytes(received.raw);
+  /** Sends a record to the dead-letter topic, cut to fit when it must be. */
+  private async sendToDlq(received: Omit<Pending, 'record' | 'recordBytes'>, why: QueuedDeadLetter['why']): Promise<void> {
+    const redacted = this.options.redact === false ? undefined : redactBytes(received.raw);
     const line = redacted === undefined || redacted.count === 0 ? received : { ...received, raw: redacted.bytes, bytes: redacted.bytes.byteLength };
-    const detail = `${received.bytes} bytes: more than ${topic} takes in one record (${why})`;
+    const reason: DeadLetterReason = 'oversized' in why ? 'oversized' : why.reason;
+    const detail = 'oversized' in why ? `${received.bytes} bytes: more than ${this.topic} takes in one record (${why.oversized})` : why.detail;
+    const extra = 'oversized' in why ? {} : why.headers;
     // The id replay gives the same line's dead letter: the same bytes from the same place.
     // line.raw is already redacted (when redaction is on): not scanned a second time.
-    const deadLetterId = deadLetter(trimLine(line.raw), 'oversized', detail, line.source, '', false).dead_letter_id;
+    const deadLetterId = deadLetter(trimLine(line.raw), reason, detail, line.source, '', false).dead_letter_id;
     const dead = { detail, deadLetterId };
-    const room = (await prepareDlq()) - RECORD_OVERHEAD_BYTES - extraBytes(toUnpublishedDlqRecord(line, dead, topic, 0));
+    const recordOf = (keep: number): OutgoingRecord => {
+      const r = toUnpublishedDlqRecord(line, dead, this.topic, keep);
+      return reason === 'oversized' && Object.keys(extra).length === 0 ? r : { ...r, headers: { ...r.headers, [DLQ_HEADERS.reason]: reason, ...extra } };
+    };
+    const room = (await this.prepareDlq()) - RECORD_OVERHEAD_BYTES - extraBytes(recordOf(0));
     let keep = line.bytes <= room ? line.bytes : utf8Cut(line.raw, room);
     for (;;) {
       try {
-        await producer.send(dlqTopic, [toUnpublishedDlqRecord(line, dead, topic, keep)]);
+        await this.producer.send(this.dlqTopic, [recordOf(keep)]);
         break;
       } catch (error) {
         // The dead-letter topic takes less than its configuration said: halve until it fits.
@@ -175,64 +277,37 @@ export async function publishFiles(producer: StreamProducer, files: readonly Inp
         keep = utf8Cut(line.raw, Math.floor(keep / 2));
       }
     }
-    const produced: ProducedDeadLetter = { source: line.source, bytes: line.bytes, keptBytes: keep, dlqTopic, detail };
-    result.deadLettered.push(produced);
-    options.onDeadLetter?.(produced);
-  };
+    const produced: ProducedDeadLetter = { source: line.source, bytes: line.bytes, keptBytes: keep, dlqTopic: this.dlqTopic, detail, reason };
+    this.result.deadLettered.push(produced);
+    this.options.onDeadLetter?.(produced);
+  }
 
-  let batch: Pending[] = [];
-  let batchBytes = 0;
-  const sent = (n: number, bytes: number): void => {
-    result.published += n;
-    result.bytesPublished += bytes;
-    options.onProgress?.(result.published, result.bytesPublished);
-  };
-  const send = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    const records = batch;
-    const bytes = batchBytes;
-    batch = [];
-    batchBytes = 0;
+  private sent(n: number, bytes: number): void {
+    this.result.published += n;
+    this.result.bytesPublished += bytes;
+    this.options.onProgress?.(this.result.published, this.result.bytesPublished);
+  }
+
+  private async send(records: Pending[], bytes: number): Promise<void> {
     try {
-      // One request at a time: records of one partition stay in the order of the files.
-      await producer.send(topic, records.map((p) => p.record));
-      sent(records.length, bytes);
+      await this.producer.send(this.topic, records.map((p) => p.record));
+      this.sent(records.length, bytes);
     } catch (error) {
       if (!isMessageTooLargeError(error)) throw error;
       // The topic takes less than its configuration said (or it could not be read): one record
       // at a time, so that only the records it refuses go to the dead-letter topic. Records of
       // other partitions in the refused request may have been written already and are then on
       // the topic twice (delivery is at least once; the tables deduplicate).
-      log(`${topic} refused a request of ${records.length} record(s) as too large although it fits ${limitText}; sending them one at a time.`);
+      this.log(`${this.topic} refused a request of ${records.length} record(s) as too large although it fits ${this.limitText}; sending them one at a time.`);
       for (const p of records) {
         try {
-          await producer.send(topic, [p.record]);
-          sent(1, p.recordBytes);
+          await this.producer.send(this.topic, [p.record]);
+          this.sent(1, p.recordBytes);
         } catch (e) {
           if (!isMessageTooLargeError(e)) throw e;
-          await sendToDlq(p, `the broker refused it as too large, ${limitText}`);
+          await this.sendToDlq(p, { oversized: `the broker refused it as too large, ${this.limitText}` });
         }
       }
     }
-  };
-
-  for (const file of files) {
-    for await (const line of readLines(openInput(file), file.path, undefined, () => result.blankLines++)) {
-      result.recordsRead++;
-      const raw = Buffer.from(line.bytes.buffer, line.bytes.byteOffset, line.bytes.byteLength);
-      const key = sessionKeyOf(line.bytes);
-      const keyBytes = Buffer.byteLength(key ?? '');
-      if (raw.byteLength + keyBytes > limit) {
-        await sendToDlq({ raw, key, source: line.source, bytes: raw.byteLength }, `${limitText}, less ${RECORD_OVERHEAD_BYTES} bytes kept for the key and the record framing`);
-        continue;
-      }
-      if (key === null) result.unkeyed++;
-      const recordBytes = raw.byteLength + keyBytes + RECORD_FRAMING_BYTES;
-      if (batch.length > 0 && (batch.length >= maxRecords || batchBytes + recordBytes > maxBytes)) await send();
-      batch.push({ record: { key, value: raw }, raw, key, source: line.source, bytes: raw.byteLength, recordBytes });
-      batchBytes += recordBytes;
-    }
   }
-  await send();
-  return result;
 }

@@ -10,10 +10,10 @@ import {
   freshSessionState,
   type AccountingConfig,
   type AccountingResult,
-  type BreachRow,
-  type TokenUsageRow,
   type ToolOutput,
 } from './accounting/session.ts';
+import { appliedFigures, restoreStates } from './accounting/restore.ts';
+import type { BreachRow, TokenUsageRow } from './model/usage.ts';
 import type { ContentClass } from './accounting/content-class.ts';
 import { decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
 import { msToClickHouseTime } from './util/time.ts';
@@ -21,8 +21,7 @@ import type { DeadLetterReason, DeadLetterRow, RowFlag } from './model/records.t
 import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from './model/mcp.ts';
 import { deriveDiscoveryPerContext } from './discovery/discovery.ts';
 import { deriveServerStatesPerServer, serverKey } from './mcp/lifecycle.ts';
-import { TOOL_CALL_COLUMNS, type ClickHouseSink, type ContextToRestore, type ServerToDerive } from './sink/clickhouse.ts';
-import { TsvWriter } from './sink/tsv.ts';
+import type { ContextRef, ServerToDerive, Sink, ToolCallBatch } from './model/sink.ts';
 import { listInputFiles, openInput, readLines, type InputFile, type SourceLine } from './source/file.ts';
 
 export interface PipelineCounts {
@@ -115,7 +114,7 @@ type BufferedOutcome =
 /** The events of one batch: tool-call rows already encoded, the rest as decoded. */
 interface BatchBuffer {
   readonly outcomes: BufferedOutcome[];
-  readonly toolCalls: TsvWriter;
+  readonly toolCalls: ToolCallBatch;
   /** Flags of the encoded tool-call rows, counted once the sink acknowledged them. */
   readonly flags: Map<RowFlag, number>;
   /** Secrets redacted in the encoded tool-call rows. */
@@ -126,8 +125,8 @@ interface BatchBuffer {
  * A batch's tool-call rows take about half the bytes of its input lines (the tool outputs are
  * counted, not stored): sized for that, a full batch's buffer grows once at most.
  */
-function emptyBuffer(batchMaxBytes: number): BatchBuffer {
-  return { outcomes: [], toolCalls: new TsvWriter(Math.min(Math.max(batchMaxBytes >>> 1, 64 * 1024), 16 * 1024 * 1024)), flags: new Map(), redactions: 0 };
+function emptyBuffer(sink: Sink, batchMaxBytes: number): BatchBuffer {
+  return { outcomes: [], toolCalls: sink.toolCallBatch(Math.min(Math.max(batchMaxBytes >>> 1, 64 * 1024), 16 * 1024 * 1024)), flags: new Map(), redactions: 0 };
 }
 
 /** A batch with its derived rows computed, ready to be written (and rewritten on retry). */
@@ -174,7 +173,7 @@ export class BatchWriter {
   lastKind: DecodeOutcome['kind'] = 'row';
 
   constructor(
-    private readonly sink: ClickHouseSink,
+    private readonly sink: Sink,
     readonly counts: PipelineCounts,
     private readonly batch: BatchLimits = DEFAULT_BATCH,
     accounting: AccountingConfig = DEFAULT_ACCOUNTING,
@@ -182,7 +181,7 @@ export class BatchWriter {
   ) {
     this.accountant = new ContextAccountant(accounting);
     this.maxContexts = accounting.maxContexts ?? DEFAULT_MAX_CONTEXTS;
-    this.buffer = emptyBuffer(batch.batchMaxBytes);
+    this.buffer = emptyBuffer(sink, batch.batchMaxBytes);
   }
 
   /** Session contexts held in memory between batches; idle ones beyond are evicted. */
@@ -196,7 +195,7 @@ export class BatchWriter {
     const b = this.buffer;
     if (o.kind === 'row') {
       const r = o.row;
-      b.toolCalls.row(r, TOOL_CALL_COLUMNS);
+      b.toolCalls.add(r);
       for (const f of r.flags) b.flags.set(f, (b.flags.get(f) ?? 0) + 1);
       b.redactions += r.redactions;
       b.outcomes.push({
@@ -248,7 +247,7 @@ export class BatchWriter {
    */
   private async prepare(outcomes: readonly BufferedOutcome[]): Promise<PreparedBatch> {
     this.counts.contextsEvicted += this.accountant.evictTo(this.maxContexts);
-    const unseen = new Map<string, ContextToRestore>();
+    const unseen = new Map<string, ContextRef>();
     const inBatch = new Set<string>();
     for (const o of outcomes) {
       const e = o.kind === 'row' ? o.call : o.kind === 'usage' ? o.usage : undefined;
@@ -259,7 +258,7 @@ export class BatchWriter {
       if (this.accountant.has(key)) this.accountant.touch(key);
       else unseen.set(key, { sessionId: e.session_id, agentId: e.agent_id });
     }
-    const restored = await this.sink.loadSessionStates(unseen);
+    const restored = await restoreStates(this.sink, unseen);
     for (const key of unseen.keys()) this.accountant.restore(key, restored.get(key) ?? freshSessionState());
     // A context with no stored row has applied nothing yet: only the others need the lookup.
     const lookup: { sessionId: string; agentId: string; eventId: string }[] = [];
@@ -270,7 +269,7 @@ export class BatchWriter {
       if (unseen.has(key) && !restored.has(key)) continue;
       lookup.push({ sessionId: e.session_id, agentId: e.agent_id, eventId: e.event_id });
     }
-    const applied = await this.sink.loadAppliedEventIds(lookup);
+    const applied = await appliedFigures(this.sink, lookup);
     let duplicatesSkipped = 0;
     /**
      * True (and counted) when the event was already applied: any earlier copy of a tool output
@@ -358,7 +357,7 @@ export class BatchWriter {
   seal(): void {
     if (this.sealed || this.buffer.outcomes.length === 0) return;
     this.sealed = { buffer: this.buffer, prepared: undefined };
-    this.buffer = emptyBuffer(this.batch.batchMaxBytes);
+    this.buffer = emptyBuffer(this.sink, this.batch.batchMaxBytes);
     this.bufferedBytes = 0;
   }
 
@@ -374,7 +373,7 @@ export class BatchWriter {
     const b = sealed.prepared;
     await this.sink.writeDeadLetters(b.deadLetters);
     this.hooks.onDeadLettersWritten?.(b.deadLetters);
-    await this.sink.writeToolCallsTsv(sealed.buffer.toolCalls.bytes());
+    await this.sink.writeToolCalls(sealed.buffer.toolCalls);
     // Breaches before token_usage: a token_usage row marks its event applied, so a process
     // killed between the two inserts must not leave an applied event whose breach was never
     // written (a rerun skips applied events); written first, a rerun writes the same breach
@@ -433,12 +432,12 @@ export interface ReplayOptions {
 }
 
 /** Replays JSONL files (or stdin) into the sink. */
-export async function replayPaths(paths: readonly string[], sink: ClickHouseSink, options: ReplayOptions = {}): Promise<PipelineCounts> {
+export async function replayPaths(paths: readonly string[], sink: Sink, options: ReplayOptions = {}): Promise<PipelineCounts> {
   const files = listInputFiles(paths);
   return replayFiles(files, sink, options);
 }
 
-export async function replayFiles(files: readonly InputFile[], sink: ClickHouseSink, options: ReplayOptions = {}): Promise<PipelineCounts> {
+export async function replayFiles(files: readonly InputFile[], sink: Sink, options: ReplayOptions = {}): Promise<PipelineCounts> {
   const counts = emptyCounts();
   const writer = new BatchWriter(sink, counts, options.batch, options.accounting);
   const limits = options.limits ?? DEFAULT_LIMITS;

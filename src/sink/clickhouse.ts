@@ -3,12 +3,12 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import type { ContentClass } from '../accounting/content-class.ts';
-import { appliedKey, contextKey, type BreachRow, type FigureSource, type SessionState, type TokenUsageRow } from '../accounting/session.ts';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
+import type { AppliedEvent, ContextRef, ServerToDerive, Sink, StoredContext, ToolCallBatch } from '../model/sink.ts';
+import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
 import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
-import { encodeTsv } from './tsv.ts';
+import { encodeTsv, TsvWriter } from './tsv.ts';
 import { assertNotBusy, assertSameDataDir, DataDirError, describeEngineFailure, dirIdentity, prepareDataDir, type DirIdentity } from './datadir.ts';
 import { SinkError } from './errors.ts';
 import { describeServerFailure, isRetryable, RETRY_DELAYS_MS, serverSettings, withoutUserName, type RequestKind, type ServerSettings } from './server.ts';
@@ -163,13 +163,6 @@ export const INSERT_COLUMNS: Readonly<Record<AnalyticsTable, readonly string[]>>
   ANALYTICS_TABLE_NAMES.map((t) => [t, ANALYTICS_TABLES[t].columns]),
 ) as unknown as Record<AnalyticsTable, readonly string[]>;
 
-/** One server's lifecycle: the events of a server in a session (and agent). */
-export interface ServerToDerive {
-  readonly sessionId: string;
-  readonly agentId: string;
-  readonly server: string;
-}
-
 export interface ImportFileState {
   readonly sizeBytes: number;
   readonly mtimeMs: number;
@@ -177,18 +170,29 @@ export interface ImportFileState {
   readonly completeBytes: number;
 }
 
-/** A session context (main agent or subagent) whose accounting state should be rebuilt. */
-export interface ContextToRestore {
-  readonly sessionId: string;
-  readonly agentId: string;
-}
-
 /** Where a sink writes, as its failures are described: a data directory, or a server and its settings. */
 type SinkPlace =
   | { readonly kind: 'embedded'; readonly dir: string; identity?: DirIdentity }
   | { readonly kind: 'server'; readonly where: string; readonly settings: ServerSettings };
 
-export class ClickHouseSink {
+/** Tool-call rows encoded as TabSeparated with TOOL_CALL_COLUMNS as they arrive. */
+class TsvToolCallBatch implements ToolCallBatch {
+  readonly writer: TsvWriter;
+  constructor(sizeHint: number) {
+    this.writer = new TsvWriter(sizeHint);
+  }
+  add(row: ToolCallRow): void {
+    this.writer.row(row, TOOL_CALL_COLUMNS);
+  }
+  get rows(): number {
+    return this.writer.rows;
+  }
+  get bytes(): number {
+    return this.writer.byteLength;
+  }
+}
+
+export class ClickHouseSink implements Sink {
   private constructor(
     readonly client: ClickHouseClient,
     readonly description: string,
@@ -431,9 +435,13 @@ export class ClickHouseSink {
     }
   }
 
-  /** Tool-call rows encoded by a TsvWriter with TOOL_CALL_COLUMNS. */
-  async writeToolCallsTsv(body: Buffer): Promise<void> {
-    await this.insertTsvBody('tool_calls', body, TOOL_CALL_COLUMNS);
+  toolCallBatch(sizeHint: number): ToolCallBatch {
+    return new TsvToolCallBatch(sizeHint);
+  }
+
+  async writeToolCalls(batch: ToolCallBatch): Promise<void> {
+    if (!(batch instanceof TsvToolCallBatch)) throw new TypeError('writeToolCalls takes a batch made by this sink (toolCallBatch)');
+    await this.insertTsvBody('tool_calls', batch.writer.bytes(), TOOL_CALL_COLUMNS);
   }
 
   async writeDeadLetters(rows: readonly DeadLetterRow[]): Promise<void> {
@@ -480,7 +488,7 @@ export class ClickHouseSink {
   }
 
   /** The stored discovery observations of the given session contexts (one copy per event id). */
-  async loadDiscoveryObservations(contexts: readonly { sessionId: string; agentId: string }[]): Promise<DiscoveryObservation[]> {
+  async loadDiscoveryObservations(contexts: readonly ContextRef[]): Promise<DiscoveryObservation[]> {
     if (contexts.length === 0) return [];
     return this.queryRows<DiscoveryObservation>({
       query: `SELECT ${DISCOVERY_OBSERVATION_COLUMNS.join(', ')}
@@ -513,20 +521,15 @@ export class ClickHouseSink {
   }
 
   /**
-   * Rebuilds the accounting state of session contexts (a session's main agent, or one of its
-   * subagents) from their latest token_usage row: the one with the highest sequence number,
-   * i.e. the state after every event applied so far, by any process. Events already applied are
-   * skipped (loadAppliedEventIds), so a redelivered or replayed event adds nothing and a new one
-   * continues from there. A context with no row is absent: it starts fresh. Without FINAL (which
-   * would merge the whole table's parts on every batch): the copies of one row (its sorting key)
-   * are reduced to the latest ingested first, as the ReplacingMergeTree's version column decides,
-   * and only among those sessions.
+   * The latest applied token_usage row of each context (a session's main agent, or one of its
+   * subagents): the one with the highest sequence number, i.e. the state after every event
+   * applied so far, by any process (src/accounting/restore.ts rebuilds the state from it). A
+   * context with no row is absent. Without FINAL (which would merge the whole table's parts on
+   * every batch): the copies of one row (its sorting key) are reduced to the latest ingested
+   * first, as the ReplacingMergeTree's version column decides, and only among those sessions.
    */
-  async loadSessionStates(wanted: ReadonlyMap<string, ContextToRestore>): Promise<Map<string, SessionState>> {
-    const out = new Map<string, SessionState>();
-    if (wanted.size === 0) return out;
-    const keys = [...wanted.entries()];
-    const callerKey = new Map(keys.map(([k, c]) => [contextKey(c.sessionId, c.agentId), k]));
+  async latestUsage(contexts: readonly ContextRef[]): Promise<StoredContext[]> {
+    if (contexts.length === 0) return [];
     // The latest applied row of each context: first the latest ingested copy of each row (a
     // re-run may write a row again with another sequence number), then the row with the highest
     // sequence. Aggregations over the few columns a state needs: reading whole rows and joining
@@ -535,7 +538,7 @@ export class ClickHouseSink {
     const rows = await this.queryRows<{
       session_id: string;
       agent_id: string;
-      s: [string, FigureSource, string, string | null, boolean, string | null, string, ContentClass[], string, string];
+      s: [string, StoredContext['context_source'], string, string | null, boolean, string | null, string, string[], string, string];
     }>({
       query: `SELECT session_id, agent_id, argMax(row, (tupleElement(row, 9), tupleElement(row, 10))) AS s
         FROM (
@@ -549,38 +552,36 @@ export class ClickHouseSink {
           GROUP BY session_id, agent_id, source, event_id)
         GROUP BY session_id, agent_id`,
       query_params: {
-        sids: keys.map(([, c]) => c.sessionId),
-        aids: keys.map(([, c]) => c.agentId),
+        sids: contexts.map((c) => c.sessionId),
+        aids: contexts.map((c) => c.agentId),
       },
     });
-    for (const r of rows) {
+    return rows.map((r) => {
       const [contextTokens, contextSource, model, window, above, lastObserved, estimatedSince, classes, seq] = r.s;
-      const key = callerKey.get(contextKey(r.session_id, r.agent_id));
-      if (key === undefined) continue;
-      out.set(key, {
-        contextTokens: BigInt(contextTokens),
-        contextSource,
+      return {
+        session_id: r.session_id,
+        agent_id: r.agent_id,
+        context_tokens: contextTokens,
+        context_source: contextSource,
         model,
-        contextWindowTokens: window === null ? null : BigInt(window),
-        aboveThreshold: above,
-        lastObservedContext: lastObserved === null ? null : BigInt(lastObserved),
-        estimatedSinceObserved: BigInt(estimatedSince),
-        classesSinceObserved: classes,
-        seq: BigInt(seq),
-      });
-    }
-    return out;
+        context_window_tokens: window,
+        above_threshold: above,
+        last_observed_context: lastObserved,
+        estimated_since_observed: estimatedSince,
+        classes_since_observed: classes,
+        session_seq: seq,
+      };
+    });
   }
 
   /**
-   * Which of these events were already applied to the accounting (a token_usage row carries
-   * their id in their context), as appliedKey(contextKey, event_id) -> the stored figures of an
-   * observed usage (usageFingerprint), '' for an estimate.
+   * Which of these events their context already applied (a token_usage row carries their id),
+   * with the stored figures of an observed usage (input/output/cache read/cache write/reasoning,
+   * as usageFingerprint writes them), '' for an estimate.
    */
-  async loadAppliedEventIds(events: readonly { readonly sessionId: string; readonly agentId: string; readonly eventId: string }[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    if (events.length === 0) return out;
-    const rows = await this.queryRows<{ session_id: string; agent_id: string; event_id: string; figures: string }>({
+  async appliedEvents(events: readonly (ContextRef & { readonly eventId: string })[]): Promise<AppliedEvent[]> {
+    if (events.length === 0) return [];
+    return this.queryRows<AppliedEvent>({
       query: `SELECT session_id, agent_id, event_id,
           argMax(if(source = 'observed', concat(toString(input_tokens), '/', toString(output_tokens), '/', ifNull(toString(cache_read_tokens), ''), '/',
                                                 ifNull(toString(cache_write_tokens), ''), '/', ifNull(toString(reasoning_tokens), '')), ''), ingested_at) AS figures
@@ -589,8 +590,6 @@ export class ClickHouseSink {
         GROUP BY session_id, agent_id, event_id`,
       query_params: { sids: [...new Set(events.map((e) => e.sessionId))], ids: [...new Set(events.map((e) => e.eventId))] },
     });
-    for (const r of rows) out.set(appliedKey(contextKey(r.session_id, r.agent_id), r.event_id), r.figures);
-    return out;
   }
 
   /** Runs a query and returns its rows (64-bit integers as strings, so they stay exact). */

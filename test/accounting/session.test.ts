@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ModelTable } from '../../src/accounting/models.ts';
-import { ContextAccountant, type AccountingConfig, type BreachRow, type TokenUsageRow } from '../../src/accounting/session.ts';
+import { ContextAccountant, type AccountingConfig } from '../../src/accounting/session.ts';
+import type { BreachRow, TokenUsageRow } from '../../src/model/usage.ts';
 import { normaliseContextTokens } from '../../src/accounting/conventions.ts';
 import { classifyContent } from '../../src/accounting/content-class.ts';
 import { decodeEvent, type DecodeOutcome } from '../../src/decode/event.ts';

@@ -9,12 +9,12 @@ register();
 const { ClickHouseSink } = await import('../../src/sink/clickhouse.ts');
 const at = Number(process.env.TOOLCANON_TEST_CLOSE_ENGINE_AT);
 if (!Number.isSafeInteger(at) || at < 1) throw new Error('TOOLCANON_TEST_CLOSE_ENGINE_AT must be a positive integer');
-const writeToolCallsTsv = ClickHouseSink.prototype.writeToolCallsTsv;
+const writeToolCalls = ClickHouseSink.prototype.writeToolCalls;
 let calls = 0;
-ClickHouseSink.prototype.writeToolCallsTsv = async function (body) {
+ClickHouseSink.prototype.writeToolCalls = async function (batch) {
   calls++;
   if (calls === at) await this.close();
-  return writeToolCallsTsv.call(this, body);
+  return writeToolCalls.call(this, batch);
 };
 const { run } = await import('../../src/cli/main.ts');
 await run(process.argv.slice(2));

@@ -14,6 +14,7 @@ import { LineSplitter, splitCompleteLines, type RawLine } from '../../src/import
 import { runImport } from '../../src/importers/run.ts';
 import { readLinesInChunks } from '../../src/importers/stream.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import type { ToolCallBatch } from '../../src/model/sink.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 import { writeClaudeTranscript } from './generate-claude-code.ts';
@@ -167,10 +168,10 @@ describe('a streamed import into the real engine', () => {
     let peakHeld = 0;
     let chunks = 0;
     const readAtInsert: number[] = [];
-    const write = sink.writeToolCallsTsv.bind(sink);
-    sink.writeToolCallsTsv = async (body: Buffer): Promise<void> => {
+    const write = sink.writeToolCalls.bind(sink);
+    sink.writeToolCalls = async (batch: ToolCallBatch): Promise<void> => {
       readAtInsert.push(bytesRead);
-      await write(body);
+      await write(batch);
     };
     const summary = await runImport(claudeCodeImporter, [file], sink, {
       chunkBytes,

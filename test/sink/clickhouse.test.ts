@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from '../../src/sink/ddl.ts';
 import { ClickHouseSink, describeTarget, resolveSinkTarget } from '../../src/sink/clickhouse.ts';
+import { appliedFigures, restoreStates } from '../../src/accounting/restore.ts';
 import { countOf, makeTempDir } from '../helpers/db.ts';
 
 describe('sink target', () => {
@@ -124,14 +125,14 @@ describe('the embedded engine and its migrations', () => {
     });
     const [parts] = await sink.queryRows<{ n: string }>("SELECT count() AS n FROM system.parts WHERE table = 'token_usage' AND active AND database = currentDatabase()");
     expect(Number(parts?.n)).toBeGreaterThanOrEqual(2);
-    const restored = await sink.loadSessionStates(new Map([['k', { sessionId: 's-restore', agentId: '' }]]));
+    const restored = await restoreStates(sink, new Map([['k', { sessionId: 's-restore', agentId: '' }]]));
     // e3 (seq 3) is the latest applied: not the stale copy of e2 (seq 9), not the latest by ts.
     expect(restored.get('k')?.contextTokens).toBe(999n);
     expect(restored.get('k')?.seq).toBe(3n);
-    const otherAgent = await sink.loadSessionStates(new Map([['k', { sessionId: 's-restore', agentId: 'sub' }]]));
+    const otherAgent = await restoreStates(sink, new Map([['k', { sessionId: 's-restore', agentId: 'sub' }]]));
     expect(otherAgent.size).toBe(0);
     // Applied events are found with the figures a copy is compared against.
-    const applied = await sink.loadAppliedEventIds([
+    const applied = await appliedFigures(sink, [
       { sessionId: 's-restore', agentId: '', eventId: 'e1' },
       { sessionId: 's-restore', agentId: '', eventId: 'e2' },
       { sessionId: 's-restore', agentId: '', eventId: 'e4' },

@@ -65,7 +65,7 @@ describe('createLogger', () => {
 });
 
 describe('loggerFrom (consume and produce)', () => {
-  const io = { out: () => undefined, err: () => undefined };
+  const io = { out: () => undefined, err: () => undefined, isTty: false };
   it('a flag beats the environment; a bad value is a usage error naming where it came from', () => {
     expect(loggerFrom('debug', undefined, io, { TOOLCANON_LOG_LEVEL: 'error' }).enabled('debug')).toBe(true);
     expect(loggerFrom(undefined, undefined, io, { TOOLCANON_LOG_LEVEL: 'error' }).enabled('warn')).toBe(false);

@@ -1,0 +1,76 @@
+// What the drive layer (src/pipeline.ts, the importers, the worker) needs of a store: the
+// ports, typed by the row contracts of model/ only. src/sink/clickhouse.ts implements them for
+// the embedded engine and a server; the accounting rebuilds its contexts through SessionStore
+// (src/accounting/restore.ts) without knowing which store answers.
+import type { DeadLetterRow, ToolCallRow } from './records.ts';
+import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from './mcp.ts';
+import type { BreachRow, TokenUsageRow } from './usage.ts';
+
+/** A session context: a session's main agent (agent '') or one of its subagents. */
+export interface ContextRef {
+  readonly sessionId: string;
+  readonly agentId: string;
+}
+
+/** One server's lifecycle: the events of a server in a session (and agent). */
+export interface ServerToDerive extends ContextRef {
+  readonly server: string;
+}
+
+/** The columns of a context's latest token_usage row that its accounting state is rebuilt from. */
+export type StoredContext = Pick<
+  TokenUsageRow,
+  | 'session_id' | 'agent_id' | 'context_tokens' | 'context_source' | 'model' | 'context_window_tokens' | 'above_threshold'
+  | 'last_observed_context' | 'estimated_since_observed' | 'classes_since_observed' | 'session_seq'
+>;
+
+/** An event a context already applied: its id, and the figures of an observed usage ('' for an estimate). */
+export interface AppliedEvent {
+  readonly session_id: string;
+  readonly agent_id: string;
+  readonly event_id: string;
+  readonly figures: string;
+}
+
+/** Where the accounting's state is kept between batches and processes: the token_usage rows. */
+export interface SessionStore {
+  /**
+   * The latest applied row of each context that has one (the highest sequence number, of the
+   * latest ingested copy of each row); contexts without a row are absent.
+   */
+  latestUsage(contexts: readonly ContextRef[]): Promise<StoredContext[]>;
+  /** Which of these events their context already applied (stored token_usage rows carry them). */
+  appliedEvents(events: readonly (ContextRef & { readonly eventId: string })[]): Promise<AppliedEvent[]>;
+}
+
+/**
+ * Tool-call rows encoded for one insert as they arrive (the store's own encoding: a batch costs
+ * one copy of its bytes). Made by Sink.toolCallBatch, written by Sink.writeToolCalls.
+ */
+export interface ToolCallBatch {
+  add(row: ToolCallRow): void;
+  /** Rows added so far. */
+  readonly rows: number;
+  /** Bytes encoded so far. */
+  readonly bytes: number;
+}
+
+/** What a batch writes and what it reads back to derive the MCP and discovery tables. */
+export interface Sink extends SessionStore {
+  /** Where it writes, for messages (a data directory or a server, never credentials). */
+  readonly description: string;
+  /** An empty tool-call batch; `sizeHint` bytes are reserved up front. */
+  toolCallBatch(sizeHint: number): ToolCallBatch;
+  writeToolCalls(batch: ToolCallBatch): Promise<void>;
+  writeDeadLetters(rows: readonly DeadLetterRow[]): Promise<void>;
+  writeTokenUsage(rows: readonly TokenUsageRow[]): Promise<void>;
+  writeBreaches(rows: readonly BreachRow[]): Promise<void>;
+  writeMcpEvents(rows: readonly McpEventRow[]): Promise<void>;
+  writeMcpServerStates(rows: readonly McpServerStateRow[]): Promise<void>;
+  writeMcpToolRegistrations(rows: readonly McpToolRegistrationRow[]): Promise<void>;
+  writeDiscoveryEvents(rows: readonly DiscoveryEventRow[]): Promise<void>;
+  /** Every stored lifecycle event of these servers (one copy per event id), raw text left out. */
+  loadMcpEvents(servers: readonly ServerToDerive[]): Promise<McpEventRow[]>;
+  /** The stored discovery observations of these contexts. */
+  loadDiscoveryObservations(contexts: readonly ContextRef[]): Promise<DiscoveryObservation[]>;
+}

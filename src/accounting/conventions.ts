@@ -24,6 +24,9 @@ export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
   skills: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'capability module of Grok Build: as grok_build' },
   mcp: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'OTel GenAI convention: gen_ai.usage.input_tokens includes cached tokens' },
   gemini_cli: { inputIncludesCache: true, outputIncludesReasoning: false, note: 'Gemini usageMetadata: promptTokenCount includes cachedContentTokenCount; thoughtsTokenCount is apart from candidatesTokenCount' },
+  // The importer writes output_tokens with the thoughts inside on both of Qwen Code's paths (src/importers/qwen-code/README.md).
+  qwen_code: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'Qwen Code usageMetadata from OpenAI-compatible providers: promptTokenCount = prompt_tokens (cached inside), candidatesTokenCount = completion_tokens (reasoning inside)' },
+  copilot_cli: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'Copilot CLI modelMetrics: inputTokens includes cacheReadTokens and cacheWriteTokens; outputTokens includes reasoningTokens' },
 };
 
 export interface ObservedFigures {

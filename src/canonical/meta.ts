@@ -47,6 +47,8 @@ export const TOOL_NAMESPACES = [
   'mcp',
   'claude_code',
   'gemini_cli',
+  'qwen_code',
+  'copilot_cli',
 ] as const;
 export type ToolNamespace = (typeof TOOL_NAMESPACES)[number];
 

@@ -52,6 +52,11 @@ const PROVIDER_BY_HARNESS: Readonly<Record<Harness, string | undefined>> = {
   lsp: 'x_ai',
   skills: 'x_ai',
   gemini_cli: 'gcp.gemini',
+  // Qwen Code runs any OpenAI-compatible provider (DashScope by default, which has no
+  // well-known value) and Copilot CLI routes Anthropic, OpenAI and Google models through
+  // GitHub's own API: neither names one provider.
+  qwen_code: undefined,
+  copilot_cli: undefined,
   // opencode runs any provider: its model ids say which ("openai/gpt-5", "anthropic/…").
   opencode: undefined,
   // MCP tool calls carry no model provider of their own.

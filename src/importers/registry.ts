@@ -18,6 +18,8 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./acp/index.ts')).acpImporter;
     case 'gemini-cli':
       return async () => (await import('./gemini-cli/index.ts')).geminiCliImporter;
+    case 'qwen-code':
+      return async () => (await import('./qwen-code/index.ts')).qwenCodeImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

@@ -45,7 +45,7 @@ interface Format {
 
 function format(id: ImporterId): Format {
   const suite = `the ${id} importer fuzz test`;
-  const known = (id: string): id is 'claude-code' | 'codex' | 'opencode' | 'otlp' | 'acp' | 'gemini-cli' => ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli'].includes(id);
+  const known = (id: string): id is 'claude-code' | 'codex' | 'opencode' | 'otlp' | 'acp' | 'gemini-cli' | 'qwen-code' => ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli', 'qwen-code'].includes(id);
   if (!known(id)) {
     // An importer registered after this suite was written: it is fuzzed once it has a format here.
     console.warn(`\n!! SKIPPING ${suite}: no format for it in test/fuzz/importers.test.ts (add its seed files and context records there).\n`);
@@ -116,6 +116,16 @@ function format(id: ImporterId): Format {
     }
     case 'acp':
       return { pool: lines(jsonlIn(join(IMPORTER_FIXTURES, 'fixtures-acp'))), fileName: 'capture.jsonl', oneRecordPerLine: true, contextRecord: none };
+    case 'qwen-code': {
+      const chats = join(IMPORTER_FIXTURES, 'fixtures-qwen-code', 'projects', '-home-mei-src-ledger', 'chats');
+      return {
+        pool: lines([join(chats, '5b0c1e8a-3f4d-4c2a-9e71-8d2f6a4b3c10.jsonl'), join(chats, 'c2a9e4d1-7b36-4f05-a8e2-6d1f0b9c5e47.jsonl')]),
+        fileName: '5b0c1e8a-3f4d-4c2a-9e71-8d2f6a4b3c10.jsonl',
+        oneRecordPerLine: true,
+        // A prompt (a user record) only starts a turn for the records after it.
+        contextRecord: (r) => r['type'] === 'user',
+      };
+    }
     default: {
       const unhandled: never = id;
       throw new Error(`No fuzz format for ${String(unhandled)}`);

@@ -141,6 +141,20 @@ function contractCase(id: ImporterId): ContractCase {
         eventsInBound: false,
       };
     }
+    case 'qwen-code': {
+      const chats = join(FIXTURES, 'fixtures-qwen-code', 'projects', '-home-mei-src-ledger', 'chats');
+      const main = join(chats, '5b0c1e8a-3f4d-4c2a-9e71-8d2f6a4b3c10.jsonl');
+      return {
+        pool: [...linesOf(main), ...linesOf(join(chats, 'c2a9e4d1-7b36-4f05-a8e2-6d1f0b9c5e47.jsonl'))],
+        cleanFile: main,
+        fileName: '5b0c1e8a-3f4d-4c2a-9e71-8d2f6a4b3c10.jsonl',
+        oneRecordPerLine: true,
+        // An assistant line holds a usage and several calls (handed out pending at the end):
+        // only the counters of lines that yield nothing else are bounded.
+        perRecordCounter: (key) => key.startsWith('system') || key.startsWith('unknown_type:') || ['forked_copy', 'assistant_without_usage_or_calls', 'tool_result_without_call', 'repeated_tool_result'].includes(key),
+        eventsInBound: false,
+      };
+    }
     default: {
       const unhandled: never = id;
       throw new Error(`No contract case for ${String(unhandled)}`);

@@ -12,7 +12,7 @@ import { backoffDelayMs, sleep } from '../worker/backoff.ts';
 import { rateRows, storedRows } from './summary.ts';
 import { createLogger, LOG_FORMATS, LOG_LEVELS, parseLogLevel, type LogFormat, type Logger } from '../util/log.ts';
 import { heartbeatIntervalFor, WORKER_DEFAULTS, type WorkerConfig } from '../worker/config.ts';
-import { defaultDlqTopic } from '../worker/dlq.ts';
+import { defaultDlqTopic } from '../kafka/dlq.ts';
 import { defaultClientId, StreamWorker, type WorkerSummary } from '../worker/worker.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { accountingConfig } from './accounting-flags.ts';

@@ -5,13 +5,13 @@
 //
 // A line the topic cannot take (its record would exceed the topic's max.message.bytes) is not
 // lost: it goes to the dead-letter topic as an `oversized` dead letter in the worker's format
-// (src/worker/dlq.ts), with its `file:line`, keyed as it would have been, its bytes as the value,
+// (src/kafka/dlq.ts), with its `file:line`, keyed as it would have been, its bytes as the value,
 // cut to what the dead-letter topic takes when even that is too small (a header says so).
 import { deadLetter, trimLine } from '../decode/event.ts';
 import type { DeadLetterReason } from '../model/records.ts';
 import { redactBytes } from '../redact/redact.ts';
 import { listInputFiles, openInput, readLines, type InputFile } from '../source/file.ts';
-import { defaultDlqTopic, DLQ_HEADERS, toUnpublishedDlqRecord } from '../worker/dlq.ts';
+import { defaultDlqTopic, DLQ_HEADERS, toUnpublishedDlqRecord } from './dlq.ts';
 import { isMessageTooLargeError, KAFKA_DEFAULT_MAX_MESSAGE_BYTES, type KafkaAdmin, type OutgoingRecord, type StreamProducer } from './client.ts';
 
 export interface PublishOptions {

@@ -7,7 +7,7 @@
 import { isMessageTooLargeError, type OutgoingRecord, type StreamProducer } from '../kafka/client.ts';
 import type { DeadLetterRow } from '../model/records.ts';
 import { redactBytes } from '../redact/redact.ts';
-import { DLQ_HEADERS, toDlqRecord } from './dlq.ts';
+import { DLQ_HEADERS, toDlqRecord } from '../kafka/dlq.ts';
 import type { WorkerTelemetry } from './telemetry.ts';
 import { asLogger, type LogTarget } from '../util/log.ts';
 

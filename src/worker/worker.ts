@@ -29,7 +29,7 @@ import { SinkError } from '../sink/errors.ts';
 import { backoffDelayMs, sleep } from './backoff.ts';
 import type { WorkerConfig } from './config.ts';
 import { DeadLetterPublisher, DeadLetterQueue } from './dead-letter-publisher.ts';
-import { recordSource } from './dlq.ts';
+import { recordSource } from '../kafka/dlq.ts';
 import { Mutex } from './mutex.ts';
 import { OffsetLedger } from './offset-ledger.ts';
 import { ProgressReporter } from './progress.ts';

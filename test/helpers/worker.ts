@@ -326,7 +326,7 @@ export async function readTopic(client: KafkaClient, topic: string, expected: nu
   }
 }
 
-export { DLQ_HEADERS as DLQ_TOPIC_HEADERS } from '../../src/worker/dlq.ts';
+export { DLQ_HEADERS as DLQ_TOPIC_HEADERS } from '../../src/kafka/dlq.ts';
 
 /** The teardown every Kafka test file shares: close the sink, drop its topics, remove its files. */
 export async function releaseKafkaTest(parts: {

@@ -6,7 +6,7 @@ import { UsageError } from '../../src/cli/io.ts';
 import { sessionKeyOf } from '../../src/kafka/publish.ts';
 import { backoffDelayMs, sleep } from '../../src/worker/backoff.ts';
 import { heartbeatIntervalFor, WORKER_DEFAULTS } from '../../src/worker/config.ts';
-import { defaultDlqTopic, DLQ_HEADERS, parseRecordSource, recordSource, toDlqRecord } from '../../src/worker/dlq.ts';
+import { defaultDlqTopic, DLQ_HEADERS, parseRecordSource, recordSource, toDlqRecord } from '../../src/kafka/dlq.ts';
 import { Mutex } from '../../src/worker/mutex.ts';
 import { eventLine } from '../helpers/events.ts';
 

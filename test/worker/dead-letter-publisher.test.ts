@@ -8,7 +8,7 @@ import type { KafkaAdmin, KafkaClient } from '../../src/kafka/client.ts';
 import { BatchWriter, emptyCounts } from '../../src/pipeline.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { DeadLetterPublisher, DeadLetterQueue, withoutValue } from '../../src/worker/dead-letter-publisher.ts';
-import { DLQ_HEADERS, recordSource } from '../../src/worker/dlq.ts';
+import { DLQ_HEADERS, recordSource } from '../../src/kafka/dlq.ts';
 import { createWorkerTelemetry } from '../../src/worker/telemetry.ts';
 import { countOf, openTempSink } from '../helpers/db.ts';
 import { eventLine } from '../helpers/events.ts';

@@ -1,7 +1,7 @@
 // The dead-letter topic: what a poison record becomes there (a record the worker consumed, or a
 // line `toolcanon produce` could not publish), and the source text of a Kafka record. How the
 // worker finds a batch's poison records and publishes them: dead-letter-publisher.ts.
-import type { OutgoingRecord } from '../kafka/client.ts';
+import type { OutgoingRecord } from './client.ts';
 import type { DeadLetterRow } from '../model/records.ts';
 
 /** Header names of a dead-letter record; the value is the original record value, byte for byte. */

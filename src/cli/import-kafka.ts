@@ -6,7 +6,7 @@ import type { Machine } from '../decode/event.ts';
 import { defaultImportStateDir, importingMachine, MachineError } from '../importers/machine.ts';
 import type { Importer } from '../importers/types.ts';
 import { ImportStateError } from '../importers/state-file.ts';
-import { defaultDlqTopic } from '../worker/dlq.ts';
+import { defaultDlqTopic } from '../kafka/dlq.ts';
 import { renderRows, type OutputFormat } from './format.ts';
 import { UsageError, type Io } from './io.ts';
 

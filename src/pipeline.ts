@@ -169,8 +169,6 @@ export class BatchWriter {
   /** A batch taken off the buffer and not yet acknowledged; retried first by the next flush. */
   private sealed: { buffer: BatchBuffer; prepared: PreparedBatch | undefined } | undefined;
   readonly accountant: ContextAccountant;
-  /** What the last added line became. */
-  lastKind: DecodeOutcome['kind'] = 'row';
 
   constructor(
     private readonly sink: Sink,
@@ -187,11 +185,10 @@ export class BatchWriter {
   /** Session contexts held in memory between batches; idle ones beyond are evicted. */
   private readonly maxContexts: number;
 
-  /** Decodes one line into the batch; returns true when the batch is due for a flush. */
-  add(line: SourceLine, ingestedAt: string, limits: DecodeLimits): boolean {
+  /** Decodes one line into the batch: what it became, and whether the batch is due for a flush. */
+  add(line: SourceLine, ingestedAt: string, limits: DecodeLimits): Added {
     this.counts.eventsRead++;
     const o = decodeEvent(line.bytes, line.source, ingestedAt, limits);
-    this.lastKind = o.kind;
     const b = this.buffer;
     if (o.kind === 'row') {
       const r = o.row;
@@ -207,7 +204,7 @@ export class BatchWriter {
       });
     } else b.outcomes.push(o);
     this.bufferedBytes += line.bytes.byteLength;
-    return this.isDue();
+    return { kind: o.kind, due: this.isDue() };
   }
 
   private isDue(): boolean {
@@ -216,14 +213,13 @@ export class BatchWriter {
 
   /**
    * Adds an input record that is a dead letter before decoding (an importer's malformed raw
-   * record): counted as read, written with the batch. Returns true when the batch is due.
+   * record): counted as read, written with the batch.
    */
-  addDeadLetter(dead: DeadLetterRow): boolean {
+  addDeadLetter(dead: DeadLetterRow): Added {
     this.counts.eventsRead++;
-    this.lastKind = 'dead';
     this.buffer.outcomes.push({ kind: 'dead', dead });
     this.bufferedBytes += dead.raw_bytes;
-    return this.isDue();
+    return { kind: 'dead', due: this.isDue() };
   }
 
   /** Events added since the last seal (not including a sealed batch). */
@@ -423,6 +419,37 @@ export class BatchWriter {
   }
 }
 
+/** What an added line became (a row, a usage, an MCP event, a dead letter…), and whether its batch is due. */
+export interface Added {
+  readonly kind: DecodeOutcome['kind'];
+  readonly due: boolean;
+}
+
+/**
+ * The one way a file-fed source (replay, import) drives a BatchWriter: a due batch starts
+ * writing while the next is decoded (the engine inserts on its own threads), one batch in
+ * flight at most; finish() resolves when the sink acknowledged everything. The Kafka worker
+ * keeps its own flushing, under its partition lock and per group generation.
+ */
+export class FlushPipeline {
+  private inFlight: Promise<void> = Promise.resolve();
+
+  constructor(readonly writer: BatchWriter) {}
+
+  /** Starts writing the buffered batch, once the one in flight is acknowledged. */
+  async next(): Promise<void> {
+    await this.inFlight;
+    this.inFlight = this.writer.startFlush();
+    this.inFlight.catch(() => {}); // observed by the next await; avoids an unhandled rejection meanwhile
+  }
+
+  /** Resolves when everything added is acknowledged (and rejects with the first failure). */
+  async finish(): Promise<void> {
+    await this.inFlight;
+    await this.writer.flush();
+  }
+}
+
 export interface ReplayOptions {
   readonly limits?: DecodeLimits;
   readonly batch?: BatchLimits;
@@ -447,19 +474,11 @@ export async function replayFiles(files: readonly InputFile[], sink: Sink, optio
     counts.bytesRead += n;
     options.onProgress?.(counts.bytesRead, totalBytes);
   };
-  // One batch is written while the next is decoded (the engine inserts on its own threads).
-  let inFlight: Promise<void> = Promise.resolve();
+  const pipeline = new FlushPipeline(writer);
   for (const file of files) {
     const lines = readLines(openInput(file), file.path, onBytes, () => counts.blankLines++);
-    for await (const line of lines) {
-      if (writer.add(line, ingestedAt, limits)) {
-        await inFlight;
-        inFlight = writer.startFlush();
-        inFlight.catch(() => {}); // observed by the next await; avoids an unhandled rejection meanwhile
-      }
-    }
+    for await (const line of lines) if (writer.add(line, ingestedAt, limits).due) await pipeline.next();
   }
-  await inFlight;
-  await writer.flush();
+  await pipeline.finish();
   return counts;
 }

@@ -8,7 +8,7 @@
 import { statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { deadLetter, nowClickHouseTime, DEFAULT_LIMITS, UNKNOWN_MACHINE, type DecodeLimits, type Machine } from '../decode/event.ts';
-import { BatchWriter, emptyCounts, type BatchLimits, type PipelineCounts } from '../pipeline.ts';
+import { BatchWriter, emptyCounts, FlushPipeline, type BatchLimits, type PipelineCounts } from '../pipeline.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
 import type { ClickHouseSink, ImportFileState } from '../sink/clickhouse.ts';
 import { readLinesInChunks } from './stream.ts';
@@ -43,12 +43,14 @@ export interface ImportStateStore {
   save(importer: string, files: ReadonlyMap<string, ImportFileState>, importedAt: string): Promise<void>;
 }
 
-/** Where an import's events go: each add returns true when a flush is due. */
+/** Where an import's events go: each add returns true when a batch is due (then call due()). */
 export interface ImportTarget {
   /** One envelope line of the importer, from `source` (`file:line`). */
   addEvent(line: string, source: string): boolean;
   /** A raw record the importer could not read (`detail` says why), from `file:line`. */
   addMalformed(raw: Buffer, detail: string, source: string): boolean;
+  /** Starts writing a due batch; the target may keep it in flight while the reader goes on. */
+  due(): Promise<void>;
   /** Resolves when everything added is acknowledged (stored, or taken by the broker). */
   flush(): Promise<void>;
 }
@@ -93,10 +95,12 @@ export async function runImport(importer: Importer, paths: readonly string[], si
   // Events that name no machine get the importing one (the decoder's fallback).
   const limits: DecodeLimits = { ...baseLimits, machine };
   const ingestedAt = nowClickHouseTime();
+  const pipeline = new FlushPipeline(writer);
   const target: ImportTarget = {
-    addEvent: (line, source) => writer.add({ bytes: Buffer.from(line, 'utf8'), source }, ingestedAt, limits),
-    addMalformed: (raw, detail, source) => writer.addDeadLetter(deadLetter(raw, 'import_malformed', detail, source, ingestedAt, limits.redact !== false, machine)),
-    flush: () => writer.flush(),
+    addEvent: (line, source) => writer.add({ bytes: Buffer.from(line, 'utf8'), source }, ingestedAt, limits).due,
+    addMalformed: (raw, detail, source) => writer.addDeadLetter(deadLetter(raw, 'import_malformed', detail, source, ingestedAt, limits.redact !== false, machine)).due,
+    due: () => pipeline.next(),
+    flush: () => pipeline.finish(),
   };
   const reading = await readImport(importer, paths, databaseImportState(sink, machine.device_id), target, { ...options, ingestedAt });
   counts.bytesRead = reading.bytesParsed;
@@ -146,7 +150,7 @@ export async function readImport(
       if (m.endOffset <= from) return;
       malformedRecords++;
       const raw = typeof m.raw === 'string' ? Buffer.from(m.raw, 'utf8') : Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength);
-      if (target.addMalformed(raw, `${m.problem}: ${m.detail}`, `${path}:${m.line}`)) await target.flush();
+      if (target.addMalformed(raw, `${m.problem}: ${m.detail}`, `${path}:${m.line}`)) await target.due();
     };
     const writeEvent = async (event: ImportedEvent): Promise<void> => {
       if (event.endOffset <= from) {
@@ -154,7 +158,7 @@ export async function readImport(
         return;
       }
       eventsEmitted++;
-      if (target.addEvent(event.line, event.source)) await target.flush();
+      if (target.addEvent(event.line, event.source)) await target.due();
     };
     const reading = importer.readingOf(path);
     let completeBytes: number;
@@ -190,6 +194,8 @@ export async function readImport(
       );
       parser.end();
       await drain();
+      // A parser whose line holds several records (OTLP: an export) counts them itself.
+      if (parser.recordsRead !== undefined) recordsRead += parser.recordsRead - read.lines;
       bytesParsed += read.bytesRead;
       completeBytes = read.completeBytes;
       fileSkipped = parser.skipped;

@@ -51,6 +51,7 @@ export async function publishImport(importer: Importer, paths: readonly string[]
     },
     // The raw bytes are redacted by the publisher (as every dead letter); the detail here.
     addMalformed: (raw, detail, source) => publisher.addDeadLetter(raw, null, source, 'import_malformed', redacted(detail), machineHeaders),
+    due: () => publisher.flush(),
     flush: () => publisher.flush(),
   };
   const reading = await readImport(importer, paths, fileImportState(options.stateDir), target, options.reading ?? {});

@@ -361,9 +361,9 @@ export class StreamWorker {
         if (this.stopping || gen !== this.gen || gen.offsets.isRebalancing || !ctx.isRunning()) break;
         const value = record.value ?? EMPTY;
         const source = recordSource(batch.topic, batch.partition, record.offset);
-        const due = gen.writer.add({ bytes: value, source }, ingestedAt, limits);
+        const { kind, due } = gen.writer.add({ bytes: value, source }, ingestedAt, limits);
         // Only poison records are kept, with their position, for the dead-letter topic.
-        if (gen.writer.lastKind === 'dead') gen.deadLetters.keep(source, { topic: batch.topic, partition: batch.partition, offset: record.offset, key: record.key, value: record.value });
+        if (kind === 'dead') gen.deadLetters.keep(source, { topic: batch.topic, partition: batch.partition, offset: record.offset, key: record.key, value: record.value });
         gen.offsets.add(batch.partition, record.offset);
         gen.firstPendingAtMs ??= Date.now();
         ctx.markFetched(record.offset);

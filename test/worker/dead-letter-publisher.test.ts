@@ -27,8 +27,7 @@ function intake(writer: BatchWriter, queue: DeadLetterQueue, topic: string, reco
   const ingestedAt = nowClickHouseTime();
   for (const r of records) {
     const source = recordSource(topic, r.partition, r.offset);
-    writer.add({ bytes: r.value ?? Buffer.alloc(0), source }, ingestedAt, DEFAULT_LIMITS);
-    if (writer.lastKind === 'dead') queue.keep(source, { topic, ...r });
+    if (writer.add({ bytes: r.value ?? Buffer.alloc(0), source }, ingestedAt, DEFAULT_LIMITS).kind === 'dead') queue.keep(source, { topic, ...r });
   }
 }
 

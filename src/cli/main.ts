@@ -136,6 +136,7 @@ ${SINK_FLAGS}
   --out FILE                 html: where to write the page (default toolcanon-report.html)
   --since DAY, --until DAY   html: first and last day included, YYYY-MM-DD (UTC)
   --harness H                html: one harness only
+  --host H                   every report: one machine's rows only (the rows' host; '' = unknown)
 
 Example:
   toolcanon report tools --by namespace --format csv

@@ -7,6 +7,7 @@ import { renderRows, type OutputFormat } from './format.ts';
 import {
   BREACHES_REPORT_SQL,
   DEAD_LETTERS_REPORT_SQL,
+  DISCOVERY_BY_HOST_SQL,
   DISCOVERY_BY_MODEL_SQL,
   DISCOVERY_BY_TOOL_SQL,
   DISCOVERY_REPORT_GROUPINGS,
@@ -16,6 +17,7 @@ import {
   toolsReportSql,
   type ToolReportGrouping,
 } from '../report/sql.ts';
+import { applyScope, parseHost, type ReportScope } from '../report/scope.ts';
 
 /** The flags a report may read (already parsed by the command line). */
 export interface ReportFlags {
@@ -24,6 +26,13 @@ export interface ReportFlags {
   readonly since?: string | undefined;
   readonly until?: string | undefined;
   readonly harness?: string | undefined;
+  /** Every report: one machine's rows only. */
+  readonly host?: string | undefined;
+}
+
+/** The scope every report takes (--host); html takes --since, --until and --harness as well. */
+function hostScope(flags: ReportFlags): ReportScope {
+  return flags.host === undefined ? {} : { host: parseHost(flags.host) };
 }
 
 export interface ReportRun {
@@ -52,7 +61,7 @@ function sqlReport(name: string, sql: string, help: readonly string[]): ReportDe
   return {
     name,
     help,
-    run: async (r) => r.io.out(renderRows(await r.withSink((sink) => sink.queryDisplayRows(sql)), r.format)),
+    run: async (r) => r.io.out(renderRows(await r.withSink((sink) => sink.queryDisplayRows(applyScope(sql, hostScope(r.flags)))), r.format)),
   };
 }
 
@@ -63,12 +72,12 @@ export const REPORTS: readonly ReportDeclaration[] = [
     help: ['Calls per namespace / kind / tool, errors, read-only share,', 'calls through use_tool, flagged and redacted rows, bytes'],
     run: async (r) => {
       const by = (r.by ?? 'tool') as ToolReportGrouping;
-      r.io.out(renderRows(await r.withSink((sink) => sink.queryDisplayRows(toolsReportSql(by))), r.format));
+      r.io.out(renderRows(await r.withSink((sink) => sink.queryDisplayRows(applyScope(toolsReportSql(by), hostScope(r.flags)))), r.format));
     },
   },
   {
     name: 'usage',
-    groupings: ['session', 'day', 'model'],
+    groupings: ['session', 'day', 'model', 'host'],
     options: '[--prices FILE]',
     help: [
       'Observed tokens per harness / model / day (or per session, day, model),',
@@ -80,7 +89,7 @@ export const REPORTS: readonly ReportDeclaration[] = [
       const { PriceTable } = await import('../cost/prices.ts');
       const { usageReportRows } = await import('../report/usage.ts');
       const prices = PriceTable.withOverrides(r.flags.prices);
-      const rows = await r.withSink((sink) => usageReportRows(sink, (r.by ?? 'harness_model_day') as Parameters<typeof usageReportRows>[1], prices));
+      const rows = await r.withSink((sink) => usageReportRows(sink, (r.by ?? 'harness_model_day') as Parameters<typeof usageReportRows>[1], prices, hostScope(r.flags)));
       r.io.out(renderRows(rows, r.format));
     },
   },
@@ -98,16 +107,21 @@ export const REPORTS: readonly ReportDeclaration[] = [
       'recoveries per model; per tool: reached through search or directly',
     ],
     run: async (r) => {
+      const scope = hostScope(r.flags);
       await r.withSink(async (sink) => {
+        if (r.by === 'host') {
+          r.io.out(renderRows(await sink.queryDisplayRows(applyScope(DISCOVERY_BY_HOST_SQL, scope)), r.format));
+          return;
+        }
         // Both tables unless one is asked for; machine formats get one table (per model by default).
         const both = r.by === undefined && r.format === 'table';
         if (both || r.by !== 'tool') {
           if (both) r.io.out('Discovery per model');
-          r.io.out(renderRows(await sink.queryDisplayRows(DISCOVERY_BY_MODEL_SQL), r.format));
+          r.io.out(renderRows(await sink.queryDisplayRows(applyScope(DISCOVERY_BY_MODEL_SQL, scope)), r.format));
         }
         if (both || r.by === 'tool') {
           if (both) r.io.out('\nDiscovery per MCP tool');
-          r.io.out(renderRows(await sink.queryDisplayRows(DISCOVERY_BY_TOOL_SQL), r.format));
+          r.io.out(renderRows(await sink.queryDisplayRows(applyScope(DISCOVERY_BY_TOOL_SQL, scope)), r.format));
         }
       });
     },
@@ -115,7 +129,7 @@ export const REPORTS: readonly ReportDeclaration[] = [
   sqlReport('dead-letters', DEAD_LETTERS_REPORT_SQL, ['Dead letters per reason, with an example source']),
   {
     name: 'html',
-    options: '[--out FILE] [--since DAY] [--until DAY] [--harness H] [--prices FILE]',
+    options: '[--out FILE] [--since DAY] [--until DAY] [--harness H] [--host H] [--prices FILE]',
     help: [
       'One self-contained HTML page with charts: tokens and cost per day, tool',
       'calls, MCP servers, context per session, drift, a sortable sessions table',
@@ -130,6 +144,7 @@ export const REPORTS: readonly ReportDeclaration[] = [
         since: f.since === undefined ? undefined : parseDay(f.since, '--since'),
         until: f.until === undefined ? undefined : parseDay(f.until, '--until'),
         harness: f.harness === undefined ? undefined : parseHarness(f.harness),
+        host: f.host,
       };
       if (scope.since !== undefined && scope.until !== undefined && scope.since > scope.until) throw new UsageError(`--since ${scope.since} is after --until ${scope.until}`);
       const out = f.out ?? 'toolcanon-report.html';

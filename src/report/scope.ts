@@ -1,6 +1,7 @@
-// A report's scope (--since, --until, --harness) applied to the report SQL as it is: every read of
-// an analytics table becomes a read of that table's rows in scope, so the HTML report runs the
-// very SQL the CLI reports run. Dead letters carry neither event time nor harness: they stay whole.
+// A report's scope (--since, --until, --harness, --host) applied to the report SQL as it is: every
+// read of an analytics table becomes a read of that table's rows in scope, so the HTML report runs
+// the very SQL the CLI reports run. Dead letters carry neither event time nor harness: only --host
+// applies to them (the machine they came from).
 import { HARNESSES, type Harness } from '../canonical/meta.ts';
 
 /** A scope flag with a value it cannot take (the command line reports it as a usage error). */
@@ -14,6 +15,8 @@ export interface ReportScope {
   /** Last day included, YYYY-MM-DD (UTC). */
   readonly until?: string | undefined;
   readonly harness?: Harness | undefined;
+  /** One machine only (the rows' `host`; '' is the rows of no known machine). */
+  readonly host?: string | undefined;
 }
 
 /** Tables with an event time `ts` and a `harness` column. */
@@ -40,14 +43,27 @@ function nextDay(day: string): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 }
 
+/** A ClickHouse string literal of any text (backslashes and quotes escaped). */
+export function sqlString(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+export function parseHost(value: string): string {
+  if (value.length > 256) throw new ScopeError(`--host must be at most 256 characters, got ${value.length}`);
+  return value;
+}
+
 /** The WHERE condition of a scope (values are checked above, so they are safe to inline), or ''. */
 export function scopeCondition(scope: ReportScope): string {
   const parts: string[] = [];
   if (scope.since !== undefined) parts.push(`ts >= toDateTime64('${parseDay(scope.since, '--since')} 00:00:00', 3, 'UTC')`);
   if (scope.until !== undefined) parts.push(`ts < toDateTime64('${nextDay(parseDay(scope.until, '--until'))} 00:00:00', 3, 'UTC')`);
   if (scope.harness !== undefined) parts.push(`harness = '${parseHarness(scope.harness)}'`);
+  if (scope.host !== undefined) parts.push(`host = ${sqlString(parseHost(scope.host))}`);
   return parts.join(' AND ');
 }
+
+const DEAD_LETTER_READ = /\b(FROM|JOIN)\s+(dead_letters)\b(\s+FINAL\b)?(\s+AS\b)?/g;
 
 const TABLE_READ = new RegExp(`\\b(FROM|JOIN)\\s+(${SCOPED_TABLES.join('|')})\\b(\\s+FINAL\\b)?(\\s+AS\\b)?`, 'g');
 
@@ -57,7 +73,10 @@ const TABLE_READ = new RegExp(`\\b(FROM|JOIN)\\s+(${SCOPED_TABLES.join('|')})\\b
  */
 export function applyScope(sql: string, scope: ReportScope): string {
   const where = scopeCondition(scope);
-  if (where === '') return sql;
-  return sql.replace(TABLE_READ, (_all, verb: string, table: string, final: string | undefined, alias: string | undefined) =>
+  const scoped = where === '' ? sql : sql.replace(TABLE_READ, (_all, verb: string, table: string, final: string | undefined, alias: string | undefined) =>
     `${verb} (SELECT * FROM ${table}${final ?? ''} WHERE ${where})${alias ?? ` AS ${table}`}`);
+  if (scope.host === undefined) return scoped;
+  const host = `host = ${sqlString(parseHost(scope.host))}`;
+  return scoped.replace(DEAD_LETTER_READ, (_all, verb: string, table: string, final: string | undefined, alias: string | undefined) =>
+    `${verb} (SELECT * FROM ${table}${final ?? ''} WHERE ${host})${alias ?? ` AS ${table}`}`);
 }

@@ -4,12 +4,12 @@
 /** One row of a report or a query, as printed (see cli/format.ts). */
 export type Row = Readonly<Record<string, unknown>>;
 
-export const TOOL_REPORT_GROUPINGS = ['tool', 'namespace', 'kind'] as const;
+export const TOOL_REPORT_GROUPINGS = ['tool', 'namespace', 'kind', 'host'] as const;
 export type ToolReportGrouping = (typeof TOOL_REPORT_GROUPINGS)[number];
 
 /** Calls per namespace / kind / tool, with errors, MCP and read-only shares. */
 export function toolsReportSql(by: ToolReportGrouping): string {
-  const keys = { tool: ['namespace', 'kind', 'tool_name'], namespace: ['namespace'], kind: ['kind'] }[by];
+  const keys = { tool: ['namespace', 'kind', 'tool_name'], namespace: ['namespace'], kind: ['kind'], host: ['host', 'device_id'] }[by];
   return `SELECT ${keys.join(', ')},
     count() AS calls,
     countIf(status = 'error') AS errors,
@@ -164,7 +164,7 @@ SELECT s.server AS server,
   ORDER BY reconnects + restarts + stale_disconnects DESC, calls DESC, server
   SETTINGS join_use_nulls = 1`;
 
-export const DISCOVERY_REPORT_GROUPINGS = ['model', 'tool'] as const;
+export const DISCOVERY_REPORT_GROUPINGS = ['model', 'tool', 'host'] as const;
 export type DiscoveryReportGrouping = (typeof DISCOVERY_REPORT_GROUPINGS)[number];
 
 /**
@@ -174,7 +174,13 @@ export type DiscoveryReportGrouping = (typeof DISCOVERY_REPORT_GROUPINGS)[number
  * (search, then a successful call, in the same turn), and the share of MCP calls whose tool an
  * earlier search of the session had listed.
  */
-export const DISCOVERY_BY_MODEL_SQL = `SELECT t.model AS model,
+export const DISCOVERY_BY_MODEL_SQL = discoveryByKeySql('model');
+
+/** The same per machine (`--by host`): does one machine's setup make models search more? */
+export const DISCOVERY_BY_HOST_SQL = discoveryByKeySql('host');
+
+function discoveryByKeySql(key: 'model' | 'host'): string {
+  return `SELECT t.model AS model,
     t.turns AS turns,
     d.searches AS searches,
     round(if(t.turns = 0, 0, d.searches / t.turns), 3) AS searches_per_turn,
@@ -201,7 +207,8 @@ export const DISCOVERY_BY_MODEL_SQL = `SELECT t.model AS model,
       countIf(after_search) AS after_search
     FROM discovery_events FINAL GROUP BY model
   ) AS d ON d.model = t.model
-  ORDER BY searches DESC, turns DESC, model`;
+  ORDER BY searches DESC, turns DESC, model`.replaceAll('model', key);
+}
 
 /**
  * Discovery per MCP tool: how often it was reached through search vs called directly, and the

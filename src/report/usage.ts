@@ -22,7 +22,7 @@ import { costPicoDollars, formatUsd, type PriceTable } from '../cost/prices.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { applyScope, type ReportScope } from './scope.ts';
 
-export const USAGE_GROUPINGS = ['session', 'day', 'model'] as const;
+export const USAGE_GROUPINGS = ['session', 'day', 'model', 'host'] as const;
 /** `harness_model_day` is the report's default grouping (no --by). */
 export type UsageGrouping = 'harness_model_day' | (typeof USAGE_GROUPINGS)[number];
 
@@ -66,6 +66,20 @@ const GROUPINGS: Readonly<Record<UsageGrouping, { readonly keys: readonly string
   FROM token_usage FINAL
   GROUP BY model
   ORDER BY model`,
+  },
+  // One row per machine: where a team's tokens were spent.
+  host: {
+    keys: ['toString(host)', 'toString(device_id)'],
+    names: ['host', 'device_id'],
+    sql: `SELECT toString(host) AS host, toString(device_id) AS device_id,
+    arrayStringConcat(arraySort(groupUniqArray(toString(harness))), ' ') AS harnesses,
+    countIf(source = 'observed') AS requests,
+    uniqExact(session_id) AS sessions,
+    ${TOKEN_SUMS},
+    sumIf(estimated_tokens, source = 'estimated') AS estimated_tool_output_tokens
+  FROM token_usage FINAL
+  GROUP BY host, device_id
+  ORDER BY host, device_id`,
   },
   // One row per session (and harness) that made a tool call or a request: the HTML report's
   // sessions table, so its rows are these rows.

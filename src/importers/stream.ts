@@ -28,7 +28,7 @@ export function parseLinesWith(reading: LineReading, data: Buffer): ParsedFile {
   splitter.push(data, feed);
   splitter.end(feed);
   parser.end();
-  return { events, malformed, completeBytes: splitter.completeBytes, recordsRead, skipped: parser.skipped };
+  return { events, malformed, completeBytes: splitter.completeBytes, recordsRead: parser.recordsRead ?? recordsRead, skipped: parser.skipped };
 }
 
 export interface ChunkedRead {

@@ -68,6 +68,11 @@ export interface LineParser {
   end(): void;
   /** Records of types the importer does not turn into events, counted per type (final after end). */
   readonly skipped: Readonly<Record<string, number>>;
+  /**
+   * Raw records read, when a line holds several (an OTLP export: its spans and log records);
+   * undefined: one per line (final after end).
+   */
+  readonly recordsRead?: number;
 }
 
 /** How one file of a line format is read: an optional first pass, then the parser. */

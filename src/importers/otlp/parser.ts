@@ -21,6 +21,7 @@ import {
   type Attributes,
   type JsonPath,
   type OtlpLogRecord,
+  type OtlpItem,
   type OtlpSpan,
 } from './types.ts';
 
@@ -121,7 +122,7 @@ function mcpStatusLine(fields: McpStatusFields): string {
 /** Inference operations whose spans carry the usage of one model request. */
 const INFERENCE_OPERATIONS = new Set(['chat', 'text_completion', 'generate_content']);
 
-interface Located {
+export interface Located {
   readonly source: string;
   readonly endOffset: number;
   readonly order: number;
@@ -133,20 +134,20 @@ interface Located {
   readonly path: JsonPath;
 }
 
-type Item =
+export type Item =
   | (Located & { readonly kind: 'span'; readonly resource: Attributes; readonly span: OtlpSpan })
   | (Located & { readonly kind: 'log'; readonly resource: Attributes; readonly record: OtlpLogRecord })
   | (Located & { readonly kind: 'not_object'; readonly what: 'span' | 'log record'; readonly value: unknown });
 
 /** An item as a malformed record: the verbatim JSON text of the span or log record, at its line. */
-function malformedItem(at: Located, problem: string, detail: string): MalformedRecord {
+export function malformedItem(at: Located, problem: string, detail: string): MalformedRecord {
   const span = findSpan(at.exportText, at.path);
   const raw = span ? at.exportText.slice(span.start, span.end) : at.exportText;
   return { raw, line: at.lineNo ?? lineAt(at.exportText, span?.start ?? 0), problem, detail, endOffset: at.endOffset };
 }
 
 /** Why an object with `resourceSpans` / `resourceLogs` is no export: the member is no array. */
-function exportFault(doc: Readonly<Record<string, unknown>>): string | undefined {
+export function exportFault(doc: Readonly<Record<string, unknown>>): string | undefined {
   for (const key of ['resourceSpans', 'resourceLogs']) {
     if (key in doc && !Array.isArray(doc[key])) return `\`${key}\` is ${describeValue(doc[key])}, not an array.`;
   }
@@ -239,7 +240,7 @@ function readItems(path: string, data: Buffer, skipped: Record<string, number>, 
 }
 
 /** The name of a log event: `eventName`, a `claude_code.*` body, or `event.name` (prefixed for Claude Code). */
-function logEventName(record: OtlpLogRecord, harness: Harness | undefined): string | undefined {
+export function logEventName(record: OtlpLogRecord, harness: Harness | undefined): string | undefined {
   if (record.eventName) return record.eventName;
   const body = anyString(record.body);
   if (body?.startsWith('claude_code.')) return body;
@@ -257,91 +258,144 @@ interface ApiRequestSeen {
   readonly model: string;
 }
 
-export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOptions = {}): ParsedFile {
-  const skipped: Record<string, number> = {};
-  const malformed = new MalformedRecords();
-  const bad = (at: Located, problem: string, detail: string): void => malformed.add(malformedItem(at, problem, detail));
-  const { items, completeBytes, unreadable } = readItems(path, data, skipped, malformed);
-  const byId = new Map<string, { event: ImportedEvent; order: number }>();
-  const emit = (eventId: string, line: string, at: Located): void => {
-    byId.set(eventId, { event: { line, source: at.source, endOffset: at.endOffset }, order: at.order });
-  };
-  const serviceHarness = (resource: Attributes): Harness | undefined => {
-    const service = anyString(resource.get('service.name'));
-    return service === undefined ? undefined : harnessForService(service, options.serviceHarness);
-  };
+/** A span as the index keeps it: what its descendants ask of it, no attributes. */
+interface SpanInfo {
+  readonly traceId: string;
+  readonly parentSpanId: string;
+  /** `gen_ai.response.model` (else `request.model`), when set. */
+  readonly model: string | undefined;
+  /** `gen_ai.conversation.id` (else `session.id`), when set. */
+  readonly conversation: string | undefined;
+}
 
-  // Spans by trace + span id, to find the model of a tool call's inference ancestor.
-  const spans = new Map<string, OtlpSpan>();
-  for (const item of items) if (item.kind === 'span') spans.set(`${item.span.traceId}/${item.span.spanId}`, item.span);
-  const modelOf = (span: OtlpSpan): string => {
-    let current: OtlpSpan | undefined = span;
-    for (let depth = 0; current && depth < 64; depth++) {
-      const model = anyString(current.attributes.get('gen_ai.response.model')) ?? anyString(current.attributes.get('gen_ai.request.model'));
-      if (model) return model;
-      current = current.parentSpanId ? spans.get(`${current.traceId}/${current.parentSpanId}`) : undefined;
+/**
+ * What reading one span or log record needs to know about the rest of its file: the spans of
+ * its trace (a tool call's model and conversation come from its ancestors, or any span of the
+ * trace) and Claude Code's requests of its session (a tool result's model is that of the latest
+ * request at or before it, wherever it is in the file). Filled with every item of the file
+ * (`add`, in file order), then sealed, then asked. It holds a few strings per span and per
+ * request, no attributes and no text.
+ */
+export class OtlpIndex {
+  private readonly spans = new Map<string, SpanInfo>();
+  private readonly conversationOfTrace = new Map<string, string>();
+  private readonly apiRequests = new Map<string, ApiRequestSeen[]>();
+
+  constructor(private readonly options: OtlpParseOptions) {}
+
+  /** The harness of a resource's `service.name`; undefined when no rule fits. */
+  harnessOf(resource: Attributes): Harness | undefined {
+    const service = anyString(resource.get('service.name'));
+    return service === undefined ? undefined : harnessForService(service, this.options.serviceHarness);
+  }
+
+  add(item: OtlpItem): void {
+    if (item.kind === 'span') {
+      const span = item.span;
+      const a = span.attributes;
+      // A span exported twice keeps its key's first place and its last copy (as a Map's set).
+      this.spans.set(`${span.traceId}/${span.spanId}`, {
+        traceId: span.traceId,
+        parentSpanId: span.parentSpanId,
+        model: anyString(a.get('gen_ai.response.model')) ?? anyString(a.get('gen_ai.request.model')),
+        conversation: conversationAttr(a),
+      });
+    } else if (item.kind === 'log' && logEventName(item.record, this.harnessOf(item.resource)) === 'claude_code.api_request') {
+      const session = anyString(item.record.attributes.get('session.id'));
+      const model = anyString(item.record.attributes.get('model'));
+      const timeNs = item.record.timeNs ?? item.record.observedNs;
+      if (!session || !model || timeNs === undefined) return;
+      const list = this.apiRequests.get(session) ?? [];
+      list.push({ timeNs, model });
+      this.apiRequests.set(session, list);
+    }
+  }
+
+  /** After the last `add`. */
+  seal(): void {
+    for (const span of this.spans.values()) {
+      if (span.conversation && !this.conversationOfTrace.has(span.traceId)) this.conversationOfTrace.set(span.traceId, span.conversation);
+    }
+    // Stable: requests of the same time keep their file order.
+    for (const list of this.apiRequests.values()) list.sort((x, y) => (x.timeNs < y.timeNs ? -1 : x.timeNs > y.timeNs ? 1 : 0));
+  }
+
+  /** The model of a span: its own, else the nearest ancestor's. */
+  modelOf(span: OtlpSpan): string {
+    const own = anyString(span.attributes.get('gen_ai.response.model')) ?? anyString(span.attributes.get('gen_ai.request.model'));
+    if (own) return own;
+    let current = span.parentSpanId ? this.spans.get(`${span.traceId}/${span.parentSpanId}`) : undefined;
+    for (let depth = 1; current && depth < 64; depth++) {
+      if (current.model) return current.model;
+      current = current.parentSpanId ? this.spans.get(`${current.traceId}/${current.parentSpanId}`) : undefined;
     }
     return '';
-  };
-
-  // The conversation of a span: its own or an ancestor's `gen_ai.conversation.id` (or
-  // `session.id`), else any span of the same trace that names one (a tool span often does not).
-  const conversationOfTrace = new Map<string, string>();
-  for (const span of spans.values()) {
-    const id = conversationAttr(span.attributes);
-    if (id && !conversationOfTrace.has(span.traceId)) conversationOfTrace.set(span.traceId, id);
   }
-  const conversationOf = (span: OtlpSpan): string | undefined => {
-    let current: OtlpSpan | undefined = span;
-    for (let depth = 0; current && depth < 64; depth++) {
-      const id = conversationAttr(current.attributes);
-      if (id) return id;
-      current = current.parentSpanId ? spans.get(`${current.traceId}/${current.parentSpanId}`) : undefined;
+
+  /**
+   * The conversation of a span: its own or an ancestor's `gen_ai.conversation.id` (or
+   * `session.id`), else any span of the same trace that names one (a tool span often does not).
+   */
+  conversationOf(span: OtlpSpan): string | undefined {
+    const own = conversationAttr(span.attributes);
+    if (own) return own;
+    let current = span.parentSpanId ? this.spans.get(`${span.traceId}/${span.parentSpanId}`) : undefined;
+    for (let depth = 1; current && depth < 64; depth++) {
+      if (current.conversation) return current.conversation;
+      current = current.parentSpanId ? this.spans.get(`${current.traceId}/${current.parentSpanId}`) : undefined;
     }
-    return conversationOfTrace.get(span.traceId);
-  };
-
-  // Claude Code's api_request events by session, in time order, to give a tool_result the
-  // model of the latest request at or before it (binary search: logs can hold thousands).
-  const apiRequests = new Map<string, ApiRequestSeen[]>();
-  for (const item of items) {
-    if (item.kind !== 'log' || logEventName(item.record, serviceHarness(item.resource)) !== 'claude_code.api_request') continue;
-    const session = anyString(item.record.attributes.get('session.id'));
-    const model = anyString(item.record.attributes.get('model'));
-    const timeNs = item.record.timeNs ?? item.record.observedNs;
-    if (!session || !model || timeNs === undefined) continue;
-    const list = apiRequests.get(session) ?? [];
-    list.push({ timeNs, model });
-    apiRequests.set(session, list);
+    return this.conversationOfTrace.get(span.traceId);
   }
-  for (const list of apiRequests.values()) list.sort((x, y) => (x.timeNs < y.timeNs ? -1 : x.timeNs > y.timeNs ? 1 : 0));
-  const claudeModelAt = (session: string, timeNs: bigint): string => {
-    const list = apiRequests.get(session) ?? [];
+
+  /** The model of a session's latest Claude Code request at or before `timeNs` (binary search: logs can hold thousands). */
+  claudeModelAt(session: string, timeNs: bigint): string {
+    const list = this.apiRequests.get(session) ?? [];
     let lo = 0;
     let hi = list.length;
     while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((list[mid]?.timeNs ?? 0n) <= timeNs) lo = mid + 1;
-      else hi = mid;
+      const m = (lo + hi) >> 1;
+      if ((list[m]?.timeNs ?? 0n) <= timeNs) lo = m + 1;
+      else hi = m;
     }
     return list[lo - 1]?.model ?? '';
-  };
+  }
+}
 
-  for (const item of items) {
+/** Where the item reader hands what it makes of an item. */
+export interface ItemOutput {
+  emit(eventId: string, line: string, at: Located): void;
+  bad(at: Located, problem: string, detail: string): void;
+  count(key: string): void;
+}
+
+/**
+ * The reader of one span or log record (an Item) into at most one event, a malformed record or
+ * a count: the rules of the README, shared by the whole-file parse and the streamed one.
+ */
+export function itemReader(index: OtlpIndex, out: ItemOutput): (item: Item) => void {
+  const bad = (at: Located, problem: string, detail: string): void => out.bad(at, problem, detail);
+  const emit = (eventId: string, line: string, at: Located): void => out.emit(eventId, line, at);
+  const skip = (key: string): void => out.count(key);
+  const serviceHarness = (resource: Attributes): Harness | undefined => index.harnessOf(resource);
+  const modelOf = (span: OtlpSpan): string => index.modelOf(span);
+  const conversationOf = (span: OtlpSpan): string | undefined => index.conversationOf(span);
+  const claudeModelAt = (session: string, timeNs: bigint): string => index.claudeModelAt(session, timeNs);
+
+  return (item: Item): void => {
     if (item.kind === 'span') readSpanItem(item, item.span);
     else if (item.kind === 'log') readLogItem(item, item.record);
     else bad(item, `${item.what === 'span' ? 'span' : 'log'}:not_an_object`, `The ${item.what} is ${describeValue(item.value)}, not an object.`);
-  }
+  };
 
   function readSpanItem(at: Located & { resource: Attributes }, span: OtlpSpan): void {
     const a = span.attributes;
     const operation = anyString(a.get('gen_ai.operation.name'));
-    if (operation === undefined) return count(skipped, span.name.startsWith('claude_code.') ? `span:${span.name}` : 'span:non_gen_ai');
+    if (operation === undefined) return skip(span.name.startsWith('claude_code.') ? `span:${span.name}` : 'span:non_gen_ai');
     const isTool = operation === 'execute_tool';
-    if (!isTool && !INFERENCE_OPERATIONS.has(operation)) return count(skipped, `span:${operation}`);
+    if (!isTool && !INFERENCE_OPERATIONS.has(operation)) return skip(`span:${operation}`);
     // MCP client/server spans of a service that is no harness are MCP calls.
     const harness = serviceHarness(at.resource) ?? (a.has('mcp.method.name') ? 'mcp' : undefined);
-    if (!harness) return count(skipped, 'span:unknown_service');
+    if (!harness) return skip('span:unknown_service');
     const session = conversationOf(span) ?? anyString(at.resource.get('session.id')) ?? span.traceId;
     if (!session) return bad(at, `span:${operation}:no_session`, 'The span names no conversation or session, and its `traceId` is empty.');
     if (isTool) readToolSpan(at, span, harness, session);
@@ -390,7 +444,7 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
     // that reports no usage (the attributes are recommended, not required).
     const badCount = USAGE_ATTRIBUTES.find((key) => a.has(key) && anyCount(a.get(key)) === undefined);
     if (badCount !== undefined) return bad(at, `span:${operation}:bad_usage`, `The span's \`${badCount}\` is ${describeValue(anyToPlain(a.get(badCount)))}, not a non-negative integer.`);
-    if (input === undefined && output === undefined) return count(skipped, `span:${operation}:no_usage`);
+    if (input === undefined && output === undefined) return skip(`span:${operation}:no_usage`);
     const timeNs = span.endNs ?? span.startNs;
     const ts = timeNs !== undefined ? unixNanosToRfc3339(timeNs) : undefined;
     if (!ts) return bad(at, `span:${operation}:no_time`, `The span's \`endTimeUnixNano\` is ${describeValue(rawMember(at, 'endTimeUnixNano'))}, not a time in Unix nanoseconds.`);
@@ -424,12 +478,12 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
 
   function readLogItem(at: Located & { resource: Attributes }, record: OtlpLogRecord): void {
     const name = logEventName(record, serviceHarness(at.resource));
-    if (name === undefined || !CLAUDE_CODE_EVENTS.has(name)) return count(skipped, `log:${name ?? 'other'}`);
+    if (name === undefined || !CLAUDE_CODE_EVENTS.has(name)) return skip(`log:${name ?? 'other'}`);
     const a = record.attributes;
     // An accepted decision adds nothing of its own: its call's tool_result follows. Counted
     // before the checks below, so a record read only to be counted is never malformed.
     const decision = name === 'claude_code.tool_decision' ? anyString(a.get('decision')) : undefined;
-    if (name === 'claude_code.tool_decision' && decision !== 'reject') return count(skipped, decision === 'accept' ? `log:${name}:accept` : `log:${name}`);
+    if (name === 'claude_code.tool_decision' && decision !== 'reject') return skip(decision === 'accept' ? `log:${name}:accept` : `log:${name}`);
     const session = anyString(a.get('session.id'));
     if (!session) return bad(at, `log:${name}:no_session`, `The ${name} log record has no \`session.id\` attribute.`);
     const timeNs = record.timeNs ?? record.observedNs;
@@ -513,7 +567,7 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
   function readMcpConnection(at: Located, a: Attributes, session: string, ts: string, sequence: string): void {
     const name = 'claude_code.mcp_server_connection';
     const server = anyString(a.get('server_name'));
-    if (!server) return count(skipped, `log:${name}:no_server_name`);
+    if (!server) return skip(`log:${name}:no_server_name`);
     const status = anyString(a.get('status'));
     if (status !== 'connected' && status !== 'failed' && status !== 'disconnected') {
       return bad(at, `log:${name}:bad_status`, `The ${name} log record's \`status\` is ${describeValue(status)}, not "connected", "failed" or "disconnected".`);
@@ -538,6 +592,23 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
     emit(eventId, line, at);
   }
 
+}
+
+export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOptions = {}): ParsedFile {
+  const skipped: Record<string, number> = {};
+  const malformed = new MalformedRecords();
+  const { items, completeBytes, unreadable } = readItems(path, data, skipped, malformed);
+  const index = new OtlpIndex(options);
+  for (const item of items) index.add(item);
+  index.seal();
+  const byId = new Map<string, { event: ImportedEvent; order: number }>();
+  const read = itemReader(index, {
+    // A later item with the same event id replaces the earlier one, in its place in the file.
+    emit: (eventId, line, at) => byId.set(eventId, { event: { line, source: at.source, endOffset: at.endOffset }, order: at.order }),
+    bad: (at, problem, detail) => malformed.add(malformedItem(at, problem, detail)),
+    count: (key) => count(skipped, key),
+  });
+  for (const item of items) read(item);
   const events = [...byId.values()].sort((x, y) => x.order - y.order).map((c) => c.event);
   // Records: spans and log records, plus the lines or documents that were no OTLP export.
   return { events, malformed: malformed.records, completeBytes, recordsRead: items.length + unreadable, skipped };

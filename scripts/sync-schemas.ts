@@ -1,18 +1,28 @@
 // Rewrites the shared parts of schemas/*.schema.json (harness list, common field rules) from
-// their one source (src/decode/envelope-schemas.ts). Usage: npx tsx scripts/sync-schemas.ts [--check]
-import { writeFileSync } from 'node:fs';
-import { readSchemaText, SCHEMA_FILES, schemaPath, syncedSchemaText } from '../src/decode/envelope-schemas.ts';
+// their one source (src/decode/envelope-schemas.ts), then the envelope types derived from the
+// schemas (src/decode/envelope-types.ts). Usage: npx tsx scripts/sync-schemas.ts [--check]
+import { readFileSync, writeFileSync } from 'node:fs';
+import { ENVELOPE_TYPES_PATH, envelopeTypesText, readSchemaText, SCHEMA_FILES, schemaPath, syncedSchemaText } from '../src/decode/envelope-schemas.ts';
 
 const check = process.argv.includes('--check');
 let stale = 0;
-for (const file of Object.values(SCHEMA_FILES)) {
-  const want = syncedSchemaText(file);
-  if (want === readSchemaText(file)) continue;
+const sync = (name: string, path: URL, now: string, want: string): void => {
+  if (want === now) return;
   stale++;
-  if (check) console.error(`schemas/${file} is out of date: run npx tsx scripts/sync-schemas.ts`);
+  if (check) console.error(`${name} is out of date: run npx tsx scripts/sync-schemas.ts`);
   else {
-    writeFileSync(schemaPath(file), want);
-    console.log(`Rewrote schemas/${file}`);
+    writeFileSync(path, want);
+    console.log(`Rewrote ${name}`);
   }
+};
+for (const file of Object.values(SCHEMA_FILES)) sync(`schemas/${file}`, schemaPath(file), readSchemaText(file), syncedSchemaText(file));
+// From the schemas as they are now (just rewritten, unless --check).
+const texts = (file: string): string => (check ? syncedSchemaText(file) : readSchemaText(file));
+let types = '';
+try {
+  types = readFileSync(ENVELOPE_TYPES_PATH, 'utf8');
+} catch {
+  // written below
 }
+sync('src/decode/envelope-types.ts', ENVELOPE_TYPES_PATH, types, envelopeTypesText(texts));
 process.exitCode = check && stale ? 1 : 0;

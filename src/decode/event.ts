@@ -4,7 +4,8 @@
 import { sha256Hex } from '../util/hash.ts';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { readSchemaText, SCHEMA_FILES } from './envelope-schemas.ts';
-import { TOOL_META_VERSION, type Harness } from '../canonical/meta.ts';
+import type { McpStatusEvent, McpToolsChangedEvent, McpToolsEvent, ToolCallEvent, UsageEvent } from './envelope-types.ts';
+import { TOOL_META_VERSION } from '../canonical/meta.ts';
 import type { UsageRecord } from '../model/records.ts';
 import { msToClickHouseTime } from '../util/time.ts';
 import { U64_MAX } from '../accounting/arithmetic.ts';
@@ -12,7 +13,7 @@ import { classifyContent, type ContentClass } from '../accounting/content-class.
 import type { DeadLetterReason, DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '../model/mcp.ts';
 import { observeDiscovery } from '../discovery/discovery.ts';
-import { deriveRegistrations, type SnapshotTool } from '../mcp/registrations.ts';
+import { deriveRegistrations } from '../mcp/registrations.ts';
 import { projectToolCall } from '../transform/project.ts';
 import { indexObject } from '../util/json-spans.ts';
 import { redactBytes, redactText } from '../redact/redact.ts';
@@ -75,83 +76,7 @@ export type DecodeOutcome =
 
 export const EVENT_TYPES = ['tool_call', 'usage', 'mcp_status', 'mcp_tools', 'mcp_tools_changed'] as const;
 
-/** The fields every MCP lifecycle event carries (schemas/mcp-*-event.v1.schema.json). */
-interface McpEventBase {
-  schema: 'toolcanon.event/v1';
-  ts: string;
-  harness: Harness;
-  session_id: string;
-  agent_id?: string;
-  host?: string;
-  device_id?: string;
-  server: string;
-  client_id: string;
-  event_id?: string;
-}
-
-interface McpStatusEvent extends McpEventBase {
-  type: 'mcp_status';
-  transport: 'stdio' | 'http';
-  state: 'connecting' | 'connected' | 'disconnected' | 'restarting' | 'failed' | 'disabled' | 'removed';
-  attempt?: number;
-  backoff_ms?: number;
-  error?: string;
-}
-
-interface McpToolsEvent extends McpEventBase {
-  type: 'mcp_tools';
-  mcp_initialized: boolean;
-  tools: SnapshotTool[];
-}
-
-interface McpToolsChangedEvent extends McpEventBase {
-  type: 'mcp_tools_changed';
-}
-
 type McpEvent = McpStatusEvent | McpToolsEvent | McpToolsChangedEvent;
-
-interface ToolCallEvent {
-  schema: 'toolcanon.event/v1';
-  type: 'tool_call';
-  ts: string;
-  harness: Harness;
-  session_id: string;
-  agent_id?: string;
-  host?: string;
-  device_id?: string;
-  turn_id?: string;
-  call_id: string;
-  model?: string;
-  tool: string;
-  input: Record<string, unknown> | string;
-  status: 'ok' | 'error' | 'pending';
-  output?: string;
-  error?: string;
-  duration_ms?: number;
-  images?: number;
-  event_id?: string;
-}
-
-interface UsageEvent {
-  schema: 'toolcanon.event/v1';
-  type: 'usage';
-  ts: string;
-  harness: Harness;
-  session_id: string;
-  agent_id?: string;
-  host?: string;
-  device_id?: string;
-  turn_id?: string;
-  model?: string;
-  request_id: string;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens?: number;
-  cache_write_tokens?: number;
-  reasoning_tokens?: number;
-  context_window_tokens?: number;
-  event_id?: string;
-}
 
 const ajv = new Ajv2020({ allErrors: false, strict: true, allowUnionTypes: true });
 function loadSchema(file: string): object {

@@ -1,10 +1,10 @@
 // One source for what the envelope schemas share: the harness list is HARNESSES, the common
 // fields' rules those of the tool-call schema. The files are checked in (producers read them),
 // so this test is what tells a change to HARNESSES to run scripts/sync-schemas.ts.
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HARNESSES } from '../../src/canonical/meta.ts';
-import { readSchemaText, SCHEMA_FILES, syncedSchemaText } from '../../src/decode/envelope-schemas.ts';
+import { ENVELOPE_TYPES_PATH, envelopeTypesText, readSchemaText, SCHEMA_FILES, syncedSchemaText } from '../../src/decode/envelope-schemas.ts';
 import { decodeEvent, nowClickHouseTime, DEFAULT_LIMITS } from '../../src/decode/event.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -29,6 +29,25 @@ describe('envelope schemas', () => {
     const fixed = JSON.parse(syncedSchemaText(file, text)) as typeof drifted;
     expect(fixed.properties['harness']?.['enum']).toEqual([...HARNESSES]);
     expect(fixed.properties['session_id']?.['maxLength']).toBe(256);
+  });
+
+  it('the envelope types (src/decode/envelope-types.ts) are derived from the schemas as they are (else: npx tsx scripts/sync-schemas.ts)', () => {
+    expect(readFileSync(ENVELOPE_TYPES_PATH, 'utf8')).toBe(envelopeTypesText());
+  });
+
+  it('a field added to a schema appears in its type: required or optional as the schema says, its enum as a union', () => {
+    const file = SCHEMA_FILES.usage;
+    const grown = JSON.parse(readSchemaText(file)) as { required: string[]; properties: Record<string, unknown> };
+    grown.properties['tier'] = { description: 'A new field.', enum: ['free', "it's paid"] };
+    grown.properties['region'] = { type: 'string' };
+    grown.required.push('region');
+    const text = envelopeTypesText((f) => (f === file ? JSON.stringify(grown) : readSchemaText(f)));
+    const usage = text.slice(text.indexOf('export type UsageEvent'), text.indexOf('export type McpStatusEvent'));
+    expect(usage).toContain("  /** A new field. */\n  readonly tier?: 'free' | 'it\\'s paid';\n");
+    expect(usage).toContain('  readonly region: string;\n');
+    expect(usage).toContain('  readonly harness: Harness;\n');
+    expect(usage).toContain('  readonly input_tokens: number;\n');
+    expect(usage).toContain('  readonly cache_read_tokens?: number;\n');
   });
 
   it.each(HARNESSES)('every harness of the list is accepted by the decoder: %s', (harness) => {

@@ -20,6 +20,8 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./gemini-cli/index.ts')).geminiCliImporter;
     case 'qwen-code':
       return async () => (await import('./qwen-code/index.ts')).qwenCodeImporter;
+    case 'copilot-cli':
+      return async () => (await import('./copilot-cli/index.ts')).copilotCliImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

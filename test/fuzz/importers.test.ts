@@ -45,7 +45,7 @@ interface Format {
 
 function format(id: ImporterId): Format {
   const suite = `the ${id} importer fuzz test`;
-  const known = (id: string): id is 'claude-code' | 'codex' | 'opencode' | 'otlp' | 'acp' | 'gemini-cli' | 'qwen-code' => ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli', 'qwen-code'].includes(id);
+  const known = (id: string): id is 'claude-code' | 'codex' | 'opencode' | 'otlp' | 'acp' | 'gemini-cli' | 'qwen-code' | 'copilot-cli' => ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli', 'qwen-code', 'copilot-cli'].includes(id);
   if (!known(id)) {
     // An importer registered after this suite was written: it is fuzzed once it has a format here.
     console.warn(`\n!! SKIPPING ${suite}: no format for it in test/fuzz/importers.test.ts (add its seed files and context records there).\n`);
@@ -124,6 +124,17 @@ function format(id: ImporterId): Format {
         oneRecordPerLine: true,
         // A prompt (a user record) only starts a turn for the records after it.
         contextRecord: (r) => r['type'] === 'user',
+      };
+    }
+    case 'copilot-cli': {
+      const state = join(IMPORTER_FIXTURES, 'fixtures-copilot-cli', 'session-state');
+      return {
+        pool: lines([join(state, '3f6b2c1d-8e4a-4b7f-9c2d-1a0e5f6b7c8d', 'events.jsonl'), join(state, '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', 'events.jsonl')]),
+        fileName: 'events.jsonl',
+        oneRecordPerLine: true,
+        // Session starts, resumes, model changes and user messages set the session's model and
+        // turn for the events after them.
+        contextRecord: (r) => ['session.start', 'session.resume', 'session.model_change', 'user.message'].includes(String(r['type'])),
       };
     }
     default: {

@@ -155,6 +155,20 @@ function contractCase(id: ImporterId): ContractCase {
         eventsInBound: false,
       };
     }
+    case 'copilot-cli': {
+      const state = join(FIXTURES, 'fixtures-copilot-cli', 'session-state');
+      const main = join(state, '3f6b2c1d-8e4a-4b7f-9c2d-1a0e5f6b7c8d', 'events.jsonl');
+      return {
+        pool: [...linesOf(main), ...linesOf(join(state, '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', 'events.jsonl'))],
+        cleanFile: main,
+        fileName: 'events.jsonl',
+        oneRecordPerLine: true,
+        // A shutdown line yields one usage per model: events are not bounded by lines. Every
+        // counter is one line that yields nothing else but a truncated output's.
+        perRecordCounter: (key) => key !== 'output_truncated',
+        eventsInBound: false,
+      };
+    }
     default: {
       const unhandled: never = id;
       throw new Error(`No contract case for ${String(unhandled)}`);

@@ -3,14 +3,14 @@
 // tool details, compaction counted. The fixture (fixtures-otlp/claude-code-events.jsonl, three
 // exports of one session) is read by the parser and imported into real embedded ClickHouse;
 // every expected figure below is worked out by hand from the fixture, as the comments show.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { otlpImporter } from '../../src/importers/otlp/index.ts';
 import { claudeToolName, UNNAMED_MCP_TOOL } from '../../src/importers/otlp/parser.ts';
 import { runImport, type ImportSummary } from '../../src/importers/run.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
-import { countOf, openTempSink } from '../helpers/db.ts';
+import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures-otlp', 'claude-code-events.jsonl');
 const SESSION = '5e1f0c2a-7d4b-4c1e-9a3f-2b6d8e0f1a47';
@@ -168,5 +168,56 @@ describe('Claude Code OTel events: import into embedded ClickHouse', () => {
       { call_id: 'toolu_01FixtureMcpNamed00000001', tool_name: 'github__create_issue', namespace: 'mcp', mcp_server: 'github', mcp_tool: 'create_issue', status: 'ok', error: '', flags: [] },
       { call_id: 'toolu_01FixtureMcpHidden0000001', tool_name: 'mcp__mcp_tool', namespace: 'mcp', mcp_server: '', mcp_tool: '', status: 'error', error: 'McpError', flags: ['bad_mcp_name'] },
     ]);
+  });
+});
+
+describe('Claude Code OTel events: secrets redacted on the new paths', () => {
+  let sink: ClickHouseSink;
+  let cleanup: () => Promise<void>;
+  let tmp: ReturnType<typeof makeTempDir>;
+  // A GitHub token shape (redact/rules.ts github_token), built so no scanner takes it for a real one.
+  const token = `ghp_${'A1b2C3d4E5'.repeat(4)}`;
+
+  beforeAll(async () => {
+    tmp = makeTempDir('otlp-claude-secrets');
+    ({ sink, cleanup } = await openTempSink('otlp-claude-secrets'));
+    const record = (attributes: Record<string, string>) => ({
+      timeUnixNano: '1786406400000000000',
+      attributes: Object.entries({ 'session.id': SESSION, ...attributes }).map(([key, v]) => ({ key, value: { stringValue: v } })),
+    });
+    const text = JSON.stringify({
+      resourceLogs: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] },
+          scopeLogs: [
+            {
+              logRecords: [
+                record({ 'event.name': 'mcp_server_connection', server_name: 'github', status: 'failed', transport_type: 'http', error: `401 for token ${token}` }),
+                record({ 'event.name': 'tool_decision', tool_name: 'Bash', tool_use_id: 'toolu_s', decision: 'reject', source: 'user_reject', tool_parameters: JSON.stringify({ full_command: `GH_TOKEN=${token} gh pr list` }) }),
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const path = join(tmp.dir, 'secrets.jsonl');
+    writeFileSync(path, `${text}\n`);
+    await runImport(otlpImporter, [path], sink);
+  });
+  afterAll(async () => {
+    await cleanup?.();
+    tmp?.cleanup();
+  });
+
+  it('a connection error and a rejected call\'s parameters keep no token', async () => {
+    const mcp = await sink.queryRows<{ raw: string; error: string }>('SELECT raw, error FROM mcp_events FINAL');
+    const calls = await sink.queryRows<{ raw_input: string; flags: string[] }>('SELECT raw_input, flags FROM tool_calls FINAL');
+    expect(mcp).toHaveLength(1);
+    expect(calls).toHaveLength(1);
+    for (const text of [mcp[0]?.raw, mcp[0]?.error, calls[0]?.raw_input]) {
+      expect(text).toContain('[REDACTED:github_token:');
+      expect(text).not.toContain(token);
+    }
+    expect(calls[0]?.flags).toContain('redacted');
   });
 });

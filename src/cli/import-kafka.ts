@@ -40,7 +40,7 @@ export function importMachineFrom(flags: ImportMachineFlags): Machine {
   }
 }
 
-export async function runImportToKafka(importer: Importer, targets: readonly string[], flags: ImportKafkaFlags, machine: Machine, io: Io, format: OutputFormat, redact: boolean): Promise<number> {
+export async function runImportToKafka(importer: Importer, targets: readonly string[], flags: ImportKafkaFlags, machine: Machine, io: Io, format: OutputFormat, redact: boolean, allowDeadLetters = false): Promise<number> {
   const [{ createKafkaClient }, { kafkaSecurityFromEnv }, { brokersFrom, loggerFrom, topicFrom }] = await Promise.all([
     import('../kafka/client.ts'),
     import('../kafka/security.ts'),
@@ -104,6 +104,18 @@ export async function runImportToKafka(importer: Importer, targets: readonly str
     if (p.published + p.deadLettered.length !== handed) {
       io.err(`toolcanon: ${handed - p.published - p.deadLettered.length} of ${handed} record(s) were neither published nor dead-lettered.`);
       return 1;
+    }
+    // What a local import says of logs that are not the harness's, said the same way.
+    if (!allowDeadLetters) {
+      const which = importer.id;
+      if (r.filesRead > 0 && r.eventsEmitted === 0 && r.recordsRead > 0) {
+        io.err(`toolcanon: import ${which} read ${r.filesRead} file(s) with ${r.recordsRead} record(s) and found no ${which} tool call or usage in them: expected ${importer.description}; are these another harness's logs? (--allow-dead-letters accepts this)`);
+        return 1;
+      }
+      if (r.filesSeen === 0) {
+        io.err(`toolcanon: import ${which} found no ${which} log files under ${targets.join(', ')}: expected ${importer.description} (--allow-dead-letters accepts this)`);
+        return 1;
+      }
     }
     return 0;
   } catch (error) {

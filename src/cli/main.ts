@@ -336,7 +336,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       if (targets.length === 0) throw new UsageError(`import ${which} needs at least one file or folder (it has no default location)`);
       const { importMachineFrom, runImportToKafka } = await import('./import-kafka.ts');
       const machine = importMachineFrom(values);
-      if (values['to-kafka']) return runImportToKafka(importer, targets, values, machine, io, format, limits.redact !== false);
+      if (values['to-kafka']) return runImportToKafka(importer, targets, values, machine, io, format, limits.redact !== false, values['allow-dead-letters']);
       const started = performance.now();
       let alreadyStored = 0;
       const summary = await withSink(values, async (sink) => {

@@ -53,14 +53,25 @@ function readState(file: string, importer: string): StateFileV1 {
 /** The import state kept in `dir` (created on the first save). */
 export function fileImportState(dir: string): ImportStateStore {
   return {
+    // Promises, never a throw at the call: a state it cannot read is a rejection like any other.
     load: (importer) => {
-      const state = readState(stateFilePath(dir, importer), importer);
+      let state: StateFileV1;
+      try {
+        state = readState(stateFilePath(dir, importer), importer);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
       return Promise.resolve(new Map(Object.entries(state.files).map(([path, f]) => [path, { sizeBytes: f.sizeBytes, mtimeMs: f.mtimeMs, completeBytes: f.completeBytes }])));
     },
     save: (importer, files, importedAt) => {
       const file = stateFilePath(dir, importer);
       // Read again: the records of files not read by this run are kept as they are.
-      const state = readState(file, importer);
+      let state: StateFileV1;
+      try {
+        state = readState(file, importer);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
       const merged: StateFileV1['files'] = { ...state.files };
       for (const [path, f] of files) merged[path] = { sizeBytes: f.sizeBytes, mtimeMs: f.mtimeMs, completeBytes: f.completeBytes, importedAt };
       mkdirSync(dir, { recursive: true });

@@ -95,6 +95,21 @@ describe('reports by machine', () => {
     expect(rows.find((r) => r[0] === 'alpha')?.[1] ?? 0).toBe(0);
   });
 
+  it('a local import records the importing machine (--host, --device-id) on every row it writes', () => {
+    // tool-search.jsonl: 5 tool_use blocks and 5 responses (distinct message.id / requestId), counted by hand.
+    const log = join(ROOT, 'test/importers/fixtures-claude-code/tool-search.jsonl');
+    const r = toolcanon(['import', 'claude-code', log, '--host', 'gamma', '--device-id', 'dev-g']);
+    expect(r.code, r.stderr).toBe(0);
+    const tools = json(['report', 'tools', '--by', 'host', '--host', 'gamma']).map((row) => [row['host'], row['device_id'], row['calls']]);
+    expect(tools).toEqual([['gamma', 'dev-g', 5]]);
+    const usage = json(['report', 'usage', '--by', 'host', '--host', 'gamma']).map((row) => [row['host'], row['requests']]);
+    expect(usage).toEqual([['gamma', 5]]);
+    // Importing again as the same machine finds nothing new; the other machines' rows are untouched.
+    const again = toolcanon(['import', 'claude-code', log, '--host', 'gamma', '--device-id', 'dev-g', '--format', 'json']);
+    expect(again.stdout).toContain('{"metric":"files_unchanged","value":1}');
+    expect(json(['report', 'tools', '--host', 'alpha']).reduce((n, row) => n + Number(row['calls']), 0)).toBe(3);
+  });
+
   it('every report takes --host, and every report with --by takes --by host', () => {
     for (const d of REPORTS) {
       const args = ['report', d.name, '--host', 'alpha'];

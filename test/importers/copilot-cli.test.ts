@@ -326,6 +326,28 @@ describe('copilot-cli import of the fixture folder into embedded ClickHouse', ()
     expect(again.eventsEmitted).toBe(0);
   });
 
+  it('redacts secrets on the import path: in a call\'s raw input and output, and in a dead letter\'s bytes', async () => {
+    const key = 'sk-ant-api03-dozKV6hsDOZalwHS3epALW7itEP0bmxIT4fqBMX8juFQ1cnyJU5grCNY9kvGR2dozKV6hsDOZalwHS3epALW7itEP0bmxAA';
+    const dir = join(tmp.dir, 'session-state', 'sec-1');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'events.jsonl');
+    const lines = [
+      start('sec-c1', 'bash', { command: `curl -H "x-api-key: ${key}" https://api.anthropic.com`, description: 'Call the API' }),
+      ev('tool.execution_complete', { toolCallId: 'sec-c1', success: true, result: { content: `echoed ${key}` } }),
+      `{"type":"tool.execution_start","data":{"toolCallId":"${key}`,
+    ].map((r) => (typeof r === 'string' ? r : JSON.stringify(r)));
+    writeFileSync(file, lines.join('\n') + '\n');
+    const s = await runImport(copilotCliImporter, [file], sink);
+    expect(s.malformedRecords).toBe(1);
+    const [row] = await sink.queryRows<{ raw_input: string; command: string }>("SELECT raw_input, command FROM tool_calls FINAL WHERE call_id = 'sec-c1'");
+    expect(row?.raw_input).toContain('[REDACTED:anthropic_key');
+    expect(row?.command).toContain('[REDACTED:anthropic_key');
+    const [dl] = await sink.queryRows<{ raw: string }>(`SELECT raw FROM dead_letters FINAL WHERE source = '${file}:3'`);
+    expect(dl?.raw).toContain('[REDACTED:anthropic_key');
+    expect(await countOf(sink, `SELECT count() AS n FROM tool_calls FINAL WHERE position(raw_input, '${key}') > 0 OR position(command, '${key}') > 0`)).toBe(0);
+    expect(await countOf(sink, `SELECT count() AS n FROM dead_letters FINAL WHERE position(raw, '${key}') > 0`)).toBe(0);
+  });
+
   it('writes a damaged line as one dead letter with its bytes and file:line', async () => {
     const dir = join(tmp.dir, 'session-state', B);
     mkdirSync(dir, { recursive: true });

@@ -407,6 +407,29 @@ describe('qwen-code import of the fixture folder into embedded ClickHouse', () =
     expect(s.counts.deadLetters).toBe(1);
     expect(s.skippedRecords).toEqual({ forked_copy: 4 });
   });
+
+  it('redacts secrets on the import path: in a call\'s raw input and output, and in a dead letter\'s bytes', async () => {
+    const key = 'sk-ant-api03-dozKV6hsDOZalwHS3epALW7itEP0bmxIT4fqBMX8juFQ1cnyJU5grCNY9kvGR2dozKV6hsDOZalwHS3epALW7itEP0bmxAA';
+    const dir = join(tmp.dir, 'secret', 'chats');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'sec-0000-4000-8000-000000000001.jsonl');
+    const lines = [
+      assistant('sec-a1', [fc('sec-c1', 'run_shell_command', { command: `curl -H "x-api-key: ${key}" https://api.anthropic.com`, description: 'Call the API' })]),
+      result('sec-c1', 'success', { output: `echoed ${key}` }),
+      `{"uuid":"sec-bad","type":"assistant","model":"${key}`,
+    ].map((r) => (typeof r === 'string' ? r : JSON.stringify(r)));
+    writeFileSync(file, lines.join('\n') + '\n');
+    const s = await runImport(qwenCodeImporter, [file], sink);
+    expect(s.malformedRecords).toBe(1);
+    const [row] = await sink.queryRows<{ raw_input: string; command: string }>("SELECT raw_input, command FROM tool_calls FINAL WHERE call_id = 'sec-c1'");
+    expect(row?.raw_input).toContain('[REDACTED:anthropic_key');
+    expect(row?.command).toContain('[REDACTED:anthropic_key');
+    const [dl] = await sink.queryRows<{ raw: string }>(`SELECT raw FROM dead_letters FINAL WHERE source = '${file}:3'`);
+    expect(dl?.raw).toContain('[REDACTED:anthropic_key');
+    const all = await sink.queryRows<{ n: string }>(`SELECT count() AS n FROM tool_calls FINAL WHERE position(raw_input, '${key}') > 0 OR position(command, '${key}') > 0`);
+    expect(all[0]?.n).toBe('0');
+    expect(await countOf(sink, `SELECT count() AS n FROM dead_letters FINAL WHERE position(raw, '${key}') > 0`)).toBe(0);
+  });
 });
 
 describe('qwen-code incremental import of a growing recording', () => {

@@ -11,7 +11,8 @@ import { describeValue, MalformedStream, readObject, type RawLine } from '../lin
 import { parseLinesWith } from '../stream.ts';
 import type { ImportOutput, LineParser, LineReading, ParsedFile } from '../types.ts';
 import { sessionOfPath } from './paths.ts';
-import { idMember, isObject, MAX_ID_CHARS, readEvent, readTokenFigures, readToolComplete, readToolStart, type SessionEvent, type TokenFigures, type ToolComplete, type ToolStart } from './types.ts';
+import { readEvent, readTokenFigures, readToolComplete, readToolStart, type SessionEvent, type TokenFigures, type ToolComplete, type ToolStart } from './types.ts';
+import { idMember, isObject, MAX_ID_CHARS } from '../json.ts';
 
 const HARNESS = 'copilot_cli';
 

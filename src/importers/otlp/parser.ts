@@ -14,7 +14,6 @@ import {
   anyCount,
   anyString,
   anyToPlain,
-  isObject,
   isOtlpExport,
   readExport,
   type AnyValue,
@@ -24,6 +23,7 @@ import {
   type OtlpItem,
   type OtlpSpan,
 } from './types.ts';
+import { isObject } from '../json.ts';
 
 export interface OtlpParseOptions {
   /** Exact `service.name` → harness, consulted before the built-in rules (see README). */

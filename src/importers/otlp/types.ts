@@ -2,11 +2,7 @@
 // AnyValue encoding, read leniently (OTLP/JSON says int64 is a decimal string, Claude Code
 // sends JSON numbers; both are accepted, as the spec asks of decoders).
 
-export type JsonObject = Readonly<Record<string, unknown>>;
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isObject, type JsonObject } from '../json.ts';
 
 function objectsOf(value: unknown): JsonObject[] {
   return Array.isArray(value) ? value.filter(isObject) : [];

@@ -10,7 +10,8 @@ import { describeValue, MalformedStream, readObject, type RawLine } from '../lin
 import { parseLinesWith } from '../stream.ts';
 import type { ImportOutput, LineParser, LineReading, ParsedFile } from '../types.ts';
 import { fileStem } from './paths.ts';
-import { functionCallsOf, idFault, idMember, isObject, isRecordType, MAX_ID_CHARS, readToolResult, readUsage, thoughtsApart, type JsonObject, type ToolResult } from './types.ts';
+import { functionCallsOf, isRecordType, readToolResult, readUsage, thoughtsApart, type ToolResult } from './types.ts';
+import { idFault, idMember, isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';
 
 const HARNESS = 'qwen_code';
 

@@ -18,7 +18,6 @@ import {
   anyCount,
   anyString,
   anyToPlain,
-  isObject,
   isOtlpExport,
   readExport,
   type AnyValue,
@@ -27,6 +26,7 @@ import {
   type OtlpLogRecord,
   type OtlpSpan,
 } from '../../../src/importers/otlp/types.ts';
+import { isObject } from '../../../src/importers/json.ts';
 
 interface OtlpParseOptions {
   /** Exact `service.name` → harness, consulted before the built-in rules (see README). */

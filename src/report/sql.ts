@@ -46,7 +46,7 @@ export const USAGE_REPORT_SQL = `SELECT harness, model, toDate(ts) AS day,
   ORDER BY day, harness, model`;
 
 /** Sessions that crossed the threshold: when, at what figure and percentage, from which source. */
-export const BREACHES_REPORT_SQL = `SELECT session_id, harness, model, ts, used_tokens, context_window_tokens,
+export const BREACHES_REPORT_SQL = `SELECT session_id, harness, host, model, ts, used_tokens, context_window_tokens,
     round(usage_pct, 2) AS usage_pct, threshold_pct, headroom_tokens, source, event_kind, event_id
   FROM threshold_breaches FINAL
   ORDER BY ts, session_id`;

@@ -31,7 +31,7 @@ const usage = (over: Record<string, unknown>): string => {
 
 // alpha (dev-a): 3 calls (1 error), 2 requests (input 100 + 200, output 10 + 20), one dead letter.
 // beta (dev-b): 2 calls, 1 request (input 50, output 5), an MCP search.
-// no machine: 1 call, one unreadable line.
+// no machine: 1 call, one unreadable line. delta: one request over its threshold.
 const A = { host: 'alpha', device_id: 'dev-a', session_id: 'sa' };
 const B = { host: "be'ta", device_id: 'dev-b', session_id: 'sb' }; // a quote: the filter is a literal, never SQL
 const LINES = [
@@ -45,6 +45,8 @@ const LINES = [
   eventLine({ ...B, call_id: 'b2', tool: 'ToolSearch', input: { query: 'github' }, output: 'github__create_issue' }),
   usage({ ...B, request_id: 'rb1', input_tokens: 50, output_tokens: 5 }),
   eventLine({ session_id: 'sn', call_id: 'n1', tool: 'Read', input: { file_path: 'c.ts' } }),
+  // delta: one request filling 900 of a 1,000-token window (90 % > 85 %): one breach.
+  usage({ host: 'delta', device_id: 'dev-d', session_id: 'sd', request_id: 'rd1', input_tokens: 900, output_tokens: 0, context_window_tokens: 1000 }),
   'not json',
 ];
 
@@ -77,6 +79,7 @@ describe('reports by machine', () => {
     expect(rows.sort()).toEqual([
       ['alpha', 2, 300, 30],
       ["be'ta", 1, 50, 5],
+      ['delta', 1, 900, 0],
     ]);
     const beta = json(['report', 'usage', '--host', "be'ta"]);
     expect(beta.map((r) => [r['requests'], r['input_tokens']])).toEqual([[1, 50]]);
@@ -118,7 +121,8 @@ describe('reports by machine', () => {
       expect(r.code, `${d.name}: ${r.stderr}`).toBe(0);
       if (d.groupings) expect(d.groupings, d.name).toContain('host');
     }
-    const breaches = json(['report', 'breaches', '--host', 'alpha']);
-    expect(breaches).toEqual([]);
+    // The one breach is delta's, and says so.
+    expect(json(['report', 'breaches', '--host', 'alpha'])).toEqual([]);
+    expect(json(['report', 'breaches', '--host', 'delta']).map((r) => [r['session_id'], r['host'], r['used_tokens']])).toEqual([['sd', 'delta', 900]]);
   });
 });

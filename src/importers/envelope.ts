@@ -115,3 +115,13 @@ export function truncateOutput(output: string, maxJsonBytes: number): string {
   const kept = output.slice(0, lo);
   return kept + marker(Buffer.byteLength(kept, 'utf8'));
 }
+
+/** Longest error text a call keeps as its `error` (the first line of what the harness said). */
+export const MAX_ERROR_CHARS = 2000;
+
+/** The first line of an error text, trimmed, at most MAX_ERROR_CHARS characters. */
+export function errorSummary(text: string): string {
+  const nl = text.indexOf('\n');
+  const first = (nl < 0 ? text : text.slice(0, nl)).trim();
+  return first.length > MAX_ERROR_CHARS ? first.slice(0, MAX_ERROR_CHARS) : first;
+}

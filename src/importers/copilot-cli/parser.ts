@@ -6,7 +6,7 @@
 // usage is handed out at its shutdown line. Never throws on a bad record.
 import { DEFAULT_LIMITS } from '../../decode/event.ts';
 import { findSpan, skipValue } from '../../util/json-spans.ts';
-import { normaliseTimestamp, stableEventId, toolCallLineWithin, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
+import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallLineWithin, type UsageFields, usageLine } from '../envelope.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';
 import { parseLinesWith } from '../stream.ts';
 import type { ImportOutput, LineParser, LineReading, ParsedFile } from '../types.ts';
@@ -25,8 +25,6 @@ export const SESSION_TOTALS_AGENT = 'session_totals';
 /** Deepest `arguments` an event carries (the envelope is depth 1; see the Qwen Code importer). */
 const MAX_ARGS_DEPTH = DEFAULT_LIMITS.maxDepth - 1;
 
-/** Longest `error` text (UTF-16 units): the first line of the call's error message. */
-const MAX_ERROR_CHARS = 2000;
 
 interface LinePos {
   readonly lineNo: number;
@@ -41,12 +39,6 @@ interface PendingCall {
   readonly ts: string;
   readonly input: RawToolInput;
   readonly line: LinePos;
-}
-
-function errorSummary(text: string): string {
-  const nl = text.indexOf('\n');
-  const first = (nl < 0 ? text : text.slice(0, nl)).trim();
-  return first.length > MAX_ERROR_CHARS ? first.slice(0, MAX_ERROR_CHARS) : first;
 }
 
 function readTime(value: unknown): { ts: string } | { problem: string; detail: string } {

@@ -5,7 +5,7 @@
 // then it is `pending`); a usage is handed out at its own line. Never throws on a bad record.
 import { DEFAULT_LIMITS } from '../../decode/event.ts';
 import { findSpan, skipValue } from '../../util/json-spans.ts';
-import { normaliseTimestamp, stableEventId, toolCallLineWithin, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
+import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallLineWithin, type UsageFields, usageLine } from '../envelope.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';
 import { parseLinesWith } from '../stream.ts';
 import type { ImportOutput, LineParser, LineReading, ParsedFile } from '../types.ts';
@@ -22,8 +22,6 @@ const HARNESS = 'qwen_code';
  */
 const MAX_ARGS_DEPTH = DEFAULT_LIMITS.maxDepth - 1;
 
-/** Longest `error` text (UTF-16 units): the first line of the call's error message. */
-const MAX_ERROR_CHARS = 2000;
 
 /** Where a raw line is, for an event's source and its end offset. */
 interface LinePos {
@@ -42,12 +40,6 @@ interface PendingCall {
   readonly ts: string;
   readonly input: RawToolInput;
   readonly line: LinePos;
-}
-
-function errorSummary(text: string): string {
-  const nl = text.indexOf('\n');
-  const first = (nl < 0 ? text : text.slice(0, nl)).trim();
-  return first.length > MAX_ERROR_CHARS ? first.slice(0, MAX_ERROR_CHARS) : first;
 }
 
 /** A record's time, or the malformed record's problem and detail. */

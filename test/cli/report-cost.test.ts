@@ -125,7 +125,7 @@ describe('report usage on the fixtures: unknown prices are flagged, never zero',
   it('usage mistakes exit 2 before any work', () => {
     const bad = toolcanon('fixtures', ['report', 'usage', '--by', 'tool']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('--by must be one of session, day, model for report usage');
+    expect(bad.stderr).toContain('--by must be one of session, day, model, host for report usage');
     for (const [args, message] of [
       [['report', 'html', '--since', '2026-13-01'], '--since must be a day as YYYY-MM-DD'],
       [['report', 'html', '--harness', 'cursor'], '--harness must be one of'],

@@ -93,3 +93,276 @@ export async function readLinesInChunks(path: string, onLine: (line: RawLine) =>
   }
   return { completeBytes: splitter.completeBytes, bytesRead, lines };
 }
+
+// ------------------------------------------------------------------------- held state
+
+/**
+ * The most a streaming parser holds, in UTF-16 units of the texts it keeps (inputs, outputs,
+ * lines whose spans it keeps, events waiting for an earlier one) plus HELD_ITEM_CHARS per held
+ * item. A real log never comes near it: a call waits a few lines for its output. Past it, the
+ * parser writes the item that sorts first as it stands (ReleaseQueue), so a file built to keep
+ * everything open costs this much memory, not its size.
+ */
+export const MAX_HELD_CHARS = 32 * 1024 * 1024;
+
+/** What one held item (a call, a message, an event) counts for besides its texts. */
+export const HELD_ITEM_CHARS = 256;
+
+/**
+ * A 52-bit hash of a key, for a first pass's maps: two keys that collide share the latest line
+ * of both, which only makes the parser hold an item longer, never hand it out early.
+ */
+export function hashKey(text: string): number {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995) ^ (h2 >>> 15);
+  }
+  return (h1 >>> 0) * 0x100000 + ((h2 >>> 0) & 0xfffff);
+}
+
+/**
+ * The first pass's record of where each key (a call id, a message id) is last mentioned: a
+ * number per key, no text. `last` of a key never noted is 0.
+ */
+export class LastLines {
+  private readonly lines = new Map<number, number>();
+
+  get size(): number {
+    return this.lines.size;
+  }
+
+  note(key: string, lineNo: number): void {
+    this.lines.set(hashKey(key), lineNo);
+  }
+
+  last(key: string): number {
+    return this.lines.get(hashKey(key)) ?? 0;
+  }
+}
+
+/** Where an event sorts in the whole-file order: by `a`, then `b`. */
+export interface SortPosition {
+  readonly a: number;
+  readonly b: number;
+}
+
+function before(x: SortPosition, y: SortPosition): boolean {
+  return x.a !== y.a ? x.a < y.a : x.b < y.b;
+}
+
+/** A binary min-heap. */
+class Heap<T> {
+  private readonly items: T[] = [];
+
+  constructor(private readonly less: (x: T, y: T) => boolean) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
+  push(item: T): void {
+    const h = this.items;
+    h.push(item);
+    let i = h.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const p = h[parent] as T;
+      if (!this.less(item, p)) break;
+      h[i] = p;
+      i = parent;
+    }
+    h[i] = item;
+  }
+
+  /** Keeps only the items `keep` takes. */
+  filter(keep: (item: T) => boolean): void {
+    const kept = this.items.filter(keep);
+    this.items.length = 0;
+    for (const item of kept) this.push(item);
+  }
+
+  pop(): T | undefined {
+    const h = this.items;
+    const top = h[0];
+    const last = h.pop();
+    if (top === undefined || last === undefined || h.length === 0) return top;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= h.length) break;
+      const r = l + 1;
+      const child = r < h.length && this.less(h[r] as T, h[l] as T) ? r : l;
+      if (!this.less(h[child] as T, last)) break;
+      h[i] = h[child] as T;
+      i = child;
+    }
+    h[i] = last;
+    return top;
+  }
+}
+
+/** An item a parser holds until no later line can change it. */
+export interface Held<T> {
+  readonly item: T;
+  /** No event of the item sorts before this (a lower bound: its events may sort later). */
+  readonly low: SortPosition;
+  /** The last line that can change the item (the first pass says): final once it is read. */
+  until: number;
+  /** What it holds (see MAX_HELD_CHARS). */
+  cost: number;
+  /** False once finished. */
+  live: boolean;
+}
+
+interface ReadyEvent {
+  readonly at: SortPosition;
+  readonly seq: number;
+  readonly event: ImportedEvent;
+  readonly cost: number;
+}
+
+/**
+ * The order keeper of a streaming parser whose whole-file version sorted its events at the end.
+ * The parser holds each item (a call waiting for its output, a message that may be written
+ * again) until the first pass says no later line names it; then `finish` turns it into its
+ * events, handed back through `ready` with the position the whole-file sort gave them. A ready
+ * event goes out once no held item can sort before it, so the output is the whole-file parse's
+ * events in its order.
+ *
+ * What is held is bounded by `maxHeldChars`: past it, the first thing in the order goes out
+ * early, a ready event as it is, or a held item finished as it stands (`finish` is told it is
+ * early, and the parser then deals with the later lines that name it; each parser's README says
+ * how). Nothing is dropped; a file that reaches the bound gets its items written before their
+ * last lines.
+ */
+export class ReleaseQueue<T> {
+  private readonly byUntil = new Heap<{ readonly held: Held<T>; readonly until: number }>((x, y) => x.until < y.until);
+  private readonly byLow = new Heap<Held<T>>((x, y) => before(x.low, y.low));
+  private readonly readyEvents = new Heap<ReadyEvent>((x, y) => (x.at.a !== y.at.a || x.at.b !== y.at.b ? before(x.at, y.at) : x.seq < y.seq));
+  private seq = 0;
+  private live = 0;
+  private dead = 0;
+  private chars = 0;
+  /** Items finished early because the bound was reached. */
+  releasedEarly = 0;
+  /** The largest held cost seen (tests, benchmarks). */
+  peakChars = 0;
+
+  constructor(
+    private readonly finish: (item: T, early: boolean) => void,
+    private readonly output: (event: ImportedEvent) => void,
+    private readonly maxHeldChars: number = MAX_HELD_CHARS,
+  ) {}
+
+  /** Items held and events waiting. */
+  get heldItems(): number {
+    return this.live + this.readyEvents.size;
+  }
+
+  get heldChars(): number {
+    return this.chars;
+  }
+
+  hold(item: T, low: SortPosition, until: number, cost: number): Held<T> {
+    const held: Held<T> = { item, low, until, cost: cost + HELD_ITEM_CHARS, live: true };
+    this.live++;
+    this.chars += held.cost;
+    this.byLow.push(held);
+    this.byUntil.push({ held, until });
+    return held;
+  }
+
+  /** The item's last line moved on (a merge) or what it holds changed. */
+  update(held: Held<T>, until: number, cost: number): void {
+    if (!held.live) return;
+    this.chars += cost + HELD_ITEM_CHARS - held.cost;
+    held.cost = cost + HELD_ITEM_CHARS;
+    if (until > held.until) {
+      held.until = until;
+      this.byUntil.push({ held, until });
+    }
+  }
+
+  /** Drops an item without events (merged into another one). */
+  drop(held: Held<T>): void {
+    if (!held.live) return;
+    held.live = false;
+    this.live--;
+    this.chars -= held.cost;
+    // Finished items stay in the heaps until they reach the top: past a few thousand, and more
+    // than the live ones, they are swept (an item held long would otherwise keep every item
+    // finished after it).
+    if (++this.dead > 4096 && this.dead > 2 * this.live) {
+      this.byLow.filter((h) => h.live);
+      this.byUntil.filter((e) => e.held.live && e.held.until === e.until);
+      this.dead = 0;
+    }
+  }
+
+  /** An event whose place in the order is `at`. */
+  ready(at: SortPosition, event: ImportedEvent): void {
+    const cost = event.line.length + HELD_ITEM_CHARS;
+    this.chars += cost;
+    this.readyEvents.push({ at, seq: this.seq++, event, cost });
+  }
+
+  /** After the parser read line `lineNo`: finishes what is final, hands out what is first. */
+  afterLine(lineNo: number): void {
+    for (let top = this.byUntil.peek(); top !== undefined && top.until <= lineNo; top = this.byUntil.peek()) {
+      this.byUntil.pop();
+      if (top.held.live && top.held.until === top.until) this.finishHeld(top.held, false);
+    }
+    this.releaseBefore(this.lowestHeld());
+    this.peakChars = Math.max(this.peakChars, this.chars);
+    while (this.chars > this.maxHeldChars) {
+      const first = this.readyEvents.peek();
+      const held = this.lowestHeld();
+      if (first !== undefined && (held === undefined || before(first.at, held.low))) this.emitFirst();
+      else if (held !== undefined) {
+        this.releasedEarly++;
+        this.finishHeld(held, true);
+      } else break;
+    }
+  }
+
+  /** After the last line: every item is final. */
+  end(): void {
+    for (let held = this.lowestHeld(); held !== undefined; held = this.lowestHeld()) this.finishHeld(held, false);
+    this.releaseBefore(undefined);
+  }
+
+  private finishHeld(held: Held<T>, early: boolean): void {
+    this.drop(held);
+    this.finish(held.item, early);
+  }
+
+  private lowestHeld(): Held<T> | undefined {
+    for (let top = this.byLow.peek(); top !== undefined; top = this.byLow.peek()) {
+      if (top.live) return top;
+      this.byLow.pop();
+      if (this.dead > 0) this.dead--;
+    }
+    return undefined;
+  }
+
+  private releaseBefore(held: Held<T> | undefined): void {
+    for (let first = this.readyEvents.peek(); first !== undefined; first = this.readyEvents.peek()) {
+      if (held !== undefined && !before(first.at, held.low)) return;
+      this.emitFirst();
+    }
+  }
+
+  private emitFirst(): void {
+    const first = this.readyEvents.pop();
+    if (first === undefined) return;
+    this.chars -= first.cost;
+    this.output(first.event);
+  }
+}

@@ -1,7 +1,7 @@
 // The ACP importer: captures of Agent Client Protocol traffic (session/update tool calls).
 import { statSync } from 'node:fs';
 import type { Importer } from '../types.ts';
-import { parseAcpFile } from './parser.ts';
+import { acpReading, parseAcpFile } from './parser.ts';
 import { defaultAcpPaths, listAcpFiles } from './paths.ts';
 
 /** The file's modification time: the `ts` of tool calls in a capture whose lines carry no time. */
@@ -22,6 +22,9 @@ export const acpImporter: Importer = {
     const fallbackTimeMs = mtimeMs(path);
     return parseAcpFile(path, data, fallbackTimeMs !== undefined ? { fallbackTimeMs } : {});
   },
-  // Not streamed yet: a capture is read whole, as before (see README.md).
-  readingOf: () => ({ kind: 'document' }),
+  // Streamed in two passes (see README.md).
+  readingOf(path) {
+    const fallbackTimeMs = mtimeMs(path);
+    return { kind: 'lines', reading: acpReading(path, fallbackTimeMs !== undefined ? { fallbackTimeMs } : {}) };
+  },
 };

@@ -2,7 +2,7 @@
 // and usage events. The raw format and its traps are described in README.md beside this file.
 import type { Importer } from '../types.ts';
 import { defaultSessionsDir, listRolloutFiles } from './paths.ts';
-import { parseRollout } from './parser.ts';
+import { parseRollout, rolloutReading } from './parser.ts';
 
 export const codexImporter: Importer = {
   id: 'codex',
@@ -10,6 +10,6 @@ export const codexImporter: Importer = {
   defaultPaths: () => [defaultSessionsDir()],
   listFiles: (paths) => listRolloutFiles(paths),
   parseFile: (path, data) => parseRollout(path, data),
-  // Not streamed yet: a rollout is read whole, as before (see README.md).
-  readingOf: () => ({ kind: 'document' }),
+  // Streamed in two passes (see README.md).
+  readingOf: (path) => ({ kind: 'lines', reading: rolloutReading(path) }),
 };

@@ -6,8 +6,9 @@ import { basename } from 'node:path';
 import { MCP_HARNESS_PREFIX, MCP_SEPARATOR } from '../../canonical/mcp.ts';
 import { findSpan } from '../../util/json-spans.ts';
 import { MAX_EVENT_LINE_BYTES, normaliseTimestamp, stableEventId, toolCallLineWithin, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
-import { describeValue, MalformedRecords, readObject, splitCompleteLines, type RawLine } from '../lines.ts';
-import type { ImportedEvent, ParsedFile } from '../types.ts';
+import { describeValue, MalformedStream, parseObject, readObject, type RawLine } from '../lines.ts';
+import { LastLines, parseLinesWith, ReleaseQueue, type Held } from '../stream.ts';
+import type { ImportOutput, LineParser, LineReading, ParsedFile } from '../types.ts';
 import {
   END_EVENT_TYPES,
   TOOL_CALL_TYPES,
@@ -199,6 +200,22 @@ function mergeEnd(outcome: CallOutcome, end: CallEnd | undefined): CallOutcome {
 }
 
 // ------------------------------------------------------------------------- the file
+//
+// Streaming, in two passes over the lines (RolloutIndex, then RolloutParser). What a rollout's
+// events need from later in the file is little: the session (its first `session_meta`, which
+// Codex writes on line 1), and for each call whether a later line still names it (its output,
+// an end event, a copy of the call). The first pass records that; the parser holds a call only
+// until its last line, and each event waits only for the calls that may still sort before it.
+
+/** Where a line is in the file: what held state keeps of it (not its text or bytes). */
+interface LinePos {
+  readonly lineNo: number;
+  readonly endOffset: number;
+}
+
+function posOf(line: RawLine): LinePos {
+  return { lineNo: line.lineNo, endOffset: line.endOffset };
+}
 
 interface CallState {
   readonly tool: string;
@@ -208,9 +225,9 @@ interface CallState {
   readonly ts: string;
   readonly model: string;
   readonly turnId: string;
-  readonly line: RawLine;
-  output?: { readonly content: OutputContent; readonly line: RawLine };
-  end?: { readonly end: CallEnd; readonly line: RawLine };
+  readonly line: LinePos;
+  output?: { readonly content: OutputContent; readonly line: LinePos };
+  end?: { readonly end: CallEnd; readonly line: LinePos };
 }
 
 /**
@@ -219,88 +236,301 @@ interface CallState {
  */
 type LineTime = { readonly ts: string } | { readonly ts: undefined; readonly problem: 'bad_timestamp' | 'no_timestamp'; readonly detail: string };
 
-interface Ordered {
-  /** Line number of the record that completed the event: events are emitted in this order. */
-  readonly lineNo: number;
-  readonly seq: number;
-  readonly event: ImportedEvent;
+interface Session {
+  readonly id: string;
+  readonly ts: string | undefined;
 }
 
-/** The session a file belongs to: the first session_meta, the legacy first line, the file name. */
-function findSession(records: readonly { obj: JsonObject }[], path: string): { id: string; ts: string | undefined } {
-  for (const { obj } of records) {
-    const env = readRolloutLine(obj);
-    if (env?.type === 'session_meta') {
-      const meta = readSessionMeta(env.payload);
-      if (meta) return { id: meta.id, ts: normaliseTimestamp(meta.timestamp) ?? normaliseTimestamp(env.timestamp) };
-    } else if (env === undefined) {
-      const legacy = readLegacyMeta(obj);
-      if (legacy) return { id: legacy.id, ts: normaliseTimestamp(legacy.timestamp) };
-    }
+/** The session a line gives, if it is the one that names the file's session. */
+function sessionOfRecord(obj: JsonObject): Session | undefined {
+  const env = readRolloutLine(obj);
+  if (env?.type === 'session_meta') {
+    const meta = readSessionMeta(env.payload);
+    return meta ? { id: meta.id, ts: normaliseTimestamp(meta.timestamp) ?? normaliseTimestamp(env.timestamp) } : undefined;
   }
+  if (env !== undefined) return undefined;
+  const legacy = readLegacyMeta(obj);
+  return legacy ? { id: legacy.id, ts: normaliseTimestamp(legacy.timestamp) } : undefined;
+}
+
+/** The session of a file without a session meta: the uuid in its name, else the name. */
+function sessionOfName(path: string): Session {
   const name = basename(path);
   return { id: UUID_IN_NAME.exec(name)?.[1] ?? name.replace(/\.jsonl$/i, ''), ts: undefined };
 }
 
+/**
+ * True unless the line cannot name a call: a `call_id` member, or a local_shell_call's `id`.
+ * JSON can spell a key or a value with `\u` escapes, so a line with one is read too.
+ */
+function mayNameCall(text: string): boolean {
+  return text.includes('call_id') || text.includes('local_shell_call') || text.includes('\\u');
+}
 
-export function parseRollout(path: string, data: Buffer): ParsedFile {
-  const { lines, completeBytes } = splitCompleteLines(data);
-  const skipped: Record<string, number> = {};
-  const skip = (what: string): void => {
-    skipped[what] = (skipped[what] ?? 0) + 1;
-  };
+/**
+ * The first pass over a rollout: the file's session (the first `session_meta` with an id, or
+ * the legacy first line; the file name when there is neither), and for every key a call can be
+ * found by (`call_id`, a local_shell_call's `id`) the last line that names it. It keeps a number
+ * per key, no text; it records any line that names a key in the envelope's payload or the
+ * record itself, whatever else is wrong with it, so a superset of the lines the parser joins,
+ * and a collision or a record the parser then rejects only makes it hold a call longer.
+ */
+export class RolloutIndex {
+  private readonly lastLines = new LastLines();
+  private found: Session | undefined;
 
-  const malformed = new MalformedRecords();
+  constructor(private readonly path: string) {}
 
-  const records: { line: RawLine; obj: JsonObject }[] = [];
-  for (const line of lines) {
-    const read = readObject(line.text);
-    if (read.ok) records.push({ line, obj: read.value });
-    else malformed.addLine(line, read.problem, read.detail);
+  scan(line: RawLine): void {
+    if (this.found === undefined) {
+      const read = readObject(line.text);
+      if (!read.ok) return;
+      this.found = sessionOfRecord(read.value);
+      this.noteKeys(read.value, line.lineNo);
+      return;
+    }
+    if (!mayNameCall(line.text)) return;
+    const obj = parseObject(line.text);
+    if (obj !== undefined) this.noteKeys(obj, line.lineNo);
   }
-  const session = findSession(records, path);
 
-  const ordered: Ordered[] = [];
-  const emit = (line: RawLine, text: string): void => {
-    ordered.push({ lineNo: line.lineNo, seq: ordered.length, event: { line: text, source: `${path}:${line.lineNo}`, endOffset: line.endOffset } });
-  };
-  const calls = new Map<string, CallState>();
+  private noteKeys(obj: JsonObject, lineNo: number): void {
+    this.noteKeysOf(obj, lineNo);
+    const payload = obj['payload'];
+    if (isObject(payload)) this.noteKeysOf(payload, lineNo);
+  }
 
-  let model: string | undefined;
-  let metaModel: string | undefined;
-  let turnId = '';
-  let contextWindowTokens: number | undefined;
-  let lastTs = session.ts;
-  let previousTotal: TokenUsage | undefined;
-  let sessionMetaSeen = false;
-  const currentModel = (): string => model ?? metaModel ?? FALLBACK_MODEL;
+  private noteKeysOf(o: JsonObject, lineNo: number): void {
+    const callId = o['call_id'];
+    if (typeof callId === 'string') this.lastLines.note(callId, lineNo);
+    const id = o['id'];
+    if (o['type'] === 'local_shell_call' && typeof id === 'string') this.lastLines.note(id, lineNo);
+  }
 
-  const emitCall = (c: CallState, outcome: { status: 'ok' | 'error' | 'pending'; error?: string; durationMs?: number }, completedBy: RawLine): void => {
-    const content = c.output?.content;
-    let images = content?.images ?? 0;
-    // view_image attaches the picture as a separate input message; it belongs to this call.
-    if (c.tool === 'view_image' && outcome.status === 'ok' && images === 0) images = 1;
-    const fields: ToolCallFields = {
-      event_id: stableEventId('codex', session.id, c.eventKey),
-      ts: c.ts,
-      harness: 'codex',
-      session_id: session.id,
-      turn_id: c.turnId,
-      call_id: c.callId,
-      model: c.model,
-      tool: c.tool,
-      status: outcome.status,
-      ...(content === undefined ? {} : { output: content.text }),
-      ...(outcome.error === undefined ? {} : { error: outcome.error }),
-      ...(outcome.durationMs === undefined ? {} : { duration_ms: outcome.durationMs }),
-      ...(images > 0 ? { images } : {}),
-    };
-    const { line: text, truncated } = toolCallLineWithin(fields, c.input);
-    if (truncated) skip('output_truncated');
-    emit(completedBy, text);
-  };
+  /** The file's session (final once every line was scanned). */
+  get session(): Session {
+    return this.found ?? sessionOfName(this.path);
+  }
 
-  const onToolCall = (item: ToolCallItem, p: JsonObject, line: RawLine, ts: string, envelope: boolean): void => {
+  /** The last line that names `key` (0: none). */
+  lastLineOf(key: string): number {
+    return this.lastLines.last(key);
+  }
+
+  /** Keys noted (tests, benchmarks). */
+  get keys(): number {
+    return this.lastLines.size;
+  }
+}
+
+/** A call written before its last line (the held bound): what a later line of it still finds. */
+interface Released {
+  /** Whether an output of it was read (a later one is a duplicate, as in the whole-file parse). */
+  hadOutput: boolean;
+  readonly until: number;
+}
+
+/** Options of a streaming parse (tests of the bound). */
+export interface RolloutParseOptions {
+  /** The held bound (MAX_HELD_CHARS unless a test wants it reached). */
+  readonly maxHeldChars?: number;
+}
+
+/**
+ * The streaming parser of one rollout: reads its lines in order with the same rules the
+ * whole-file parse had, holds each call until the index says no later line names it, and hands
+ * each event out, in the order of the lines that completed them, once no held call can still
+ * come before it. It holds the calls waiting for their output (or an end event, or a copy of
+ * the call that is counted as a duplicate) and the events after them: for a real rollout, a
+ * few calls at a time (the parallel calls of a step).
+ *
+ * Past the held bound (ReleaseQueue), the held call that sorts first is written as it stands
+ * (pending, or with the output it has) and counted `call_written_before_final`; a later line of
+ * it that would have changed it (its output, an end event) is a malformed record
+ * `call_already_written`, kept with its bytes instead of in the call's row; a copy of the call
+ * or a second output stays a counted duplicate, as in the whole-file parse.
+ */
+export class RolloutParser implements LineParser {
+  readonly skipped: Record<string, number> = {};
+  private readonly malformed: MalformedStream;
+  private readonly queue: ReleaseQueue<CallState>;
+  private readonly calls = new Map<string, { state: CallState; held: Held<CallState> }>();
+  private readonly released = new Map<string, Released>();
+  private session: Session | undefined;
+  private model: string | undefined;
+  private metaModel: string | undefined;
+  private turnId = '';
+  private contextWindowTokens: number | undefined;
+  private lastTs: string | undefined;
+  private previousTotal: TokenUsage | undefined;
+  private sessionMetaSeen = false;
+  /** The line of the file's first JSON object (a legacy meta elsewhere is another session's). */
+  private firstRecordLine = 0;
+  private lineNo = 0;
+
+  constructor(
+    private readonly path: string,
+    private readonly index: RolloutIndex,
+    output: ImportOutput,
+    options: RolloutParseOptions = {},
+  ) {
+    this.malformed = new MalformedStream((m) => output.malformed(m));
+    this.queue = new ReleaseQueue<CallState>((c, early) => this.finishCall(c, early), (e) => output.event(e), options.maxHeldChars);
+  }
+
+  /** Calls held and events waiting for them. */
+  get heldItems(): number {
+    return this.queue.heldItems;
+  }
+
+  /** The most the parser held at once, in characters (see MAX_HELD_CHARS). */
+  get peakHeldChars(): number {
+    return this.queue.peakChars;
+  }
+
+  line(line: RawLine): void {
+    this.lineNo = line.lineNo;
+    if (this.session === undefined) {
+      // The first pass is over: the session is known, and its time is the time of lines without one.
+      this.session = this.index.session;
+      this.lastTs = this.session.ts;
+    }
+    const read = readObject(line.text);
+    if (!read.ok) this.malformed.addLine(line, read.problem, read.detail);
+    else {
+      if (this.firstRecordLine === 0) this.firstRecordLine = line.lineNo;
+      this.record(read.value, line);
+    }
+    this.queue.afterLine(line.lineNo);
+    if (this.released.size > 0 && line.lineNo % 4096 === 0) for (const [key, r] of this.released) if (r.until <= line.lineNo) this.released.delete(key);
+  }
+
+  end(): void {
+    this.queue.end();
+  }
+
+  private skip(what: string): void {
+    this.skipped[what] = (this.skipped[what] ?? 0) + 1;
+  }
+
+  private currentModel(): string {
+    return this.model ?? this.metaModel ?? FALLBACK_MODEL;
+  }
+
+  private sessionId(): string {
+    return (this.session ?? this.index.session).id;
+  }
+
+  /** A line that names a call written early (the held bound), or undefined. */
+  private releasedCall(key: string): Released | undefined {
+    const r = this.released.get(key);
+    if (r !== undefined && r.until < this.lineNo) {
+      this.released.delete(key);
+      return undefined;
+    }
+    return r;
+  }
+
+  private late(line: RawLine, callId: string, what: string): void {
+    this.malformed.addLine(
+      line,
+      'call_already_written',
+      `The ${what} of call ${JSON.stringify(callId)} came after the call was written: the streamed import held more than its bound of open calls and waiting events, and wrote the call as it stood. The line is kept here instead of in the call's row.`,
+    );
+  }
+
+  private record(obj: JsonObject, line: RawLine): void {
+    const env = readRolloutLine(obj);
+    if (env !== undefined && isEnvelopeType(env.type)) {
+      // A line without a timestamp takes the previous line's; one whose timestamp is there but
+      // is no time cannot be placed at all.
+      const written = obj['timestamp'];
+      const own = normaliseTimestamp(env.timestamp);
+      const time: LineTime =
+        own !== undefined
+          ? { ts: own }
+          : written !== undefined && written !== null
+            ? { ts: undefined, problem: 'bad_timestamp', detail: `\`timestamp\` is ${describeValue(written)}, not an RFC 3339 time.` }
+            : this.lastTs !== undefined
+              ? { ts: this.lastTs }
+              : { ts: undefined, problem: 'no_timestamp', detail: 'The line has no `timestamp` and no earlier line gives one.' };
+      if (own !== undefined) this.lastTs = own;
+      switch (env.type) {
+        case 'session_meta': {
+          const meta = readSessionMeta(env.payload);
+          if (meta === undefined) this.malformed.addLine(line, 'malformed:session_meta', sessionMetaFault(env.payload));
+          // A second session_meta is the parent's, copied into a forked rollout with its history.
+          else if (this.sessionMetaSeen) this.skip('session_meta:other');
+          else {
+            this.metaModel = meta.model;
+            this.sessionMetaSeen = true;
+          }
+          return;
+        }
+        case 'turn_context': {
+          const ctx = readTurnContext(env.payload);
+          if (ctx.model !== undefined) this.model = ctx.model;
+          if (ctx.turnId !== undefined) this.turnId = ctx.turnId;
+          return;
+        }
+        case 'response_item':
+          return this.onResponseItem(env.payload, line, time, true);
+        case 'event_msg':
+          return this.onEventMsg(env.payload, line, time);
+        default:
+          return this.skip(env.type);
+      }
+    }
+    if (env !== undefined) return this.skip(`unknown:${env.type}`);
+    if ('payload' in obj) {
+      // An envelope whose payload is not an object: no legacy item has a payload member.
+      return this.malformed.addLine(line, 'malformed:envelope', `\`payload\` is ${describeValue(obj['payload'])}, not an object.`);
+    }
+    // The legacy format: a bare first line, then bare ResponseItems and state snapshots. Its
+    // records carry no timestamp: they all take the session's.
+    if (isLegacyState(obj)) return this.skip('legacy:state');
+    if (readLegacyMeta(obj)) {
+      if (line.lineNo !== this.firstRecordLine) this.skip('legacy:meta_other');
+      return;
+    }
+    if (typeof obj['type'] === 'string') {
+      const time: LineTime = this.lastTs !== undefined ? { ts: this.lastTs } : { ts: undefined, problem: 'no_timestamp', detail: 'The legacy record has no time and the file has no session meta with a `timestamp`.' };
+      return this.onResponseItem(obj, line, time, false);
+    }
+    // No `type`, no envelope, no legacy meta or state: nothing says what the record is.
+    this.malformed.addLine(line, 'malformed:record', `\`type\` is ${describeValue(obj['type'])}, and the record is no envelope, legacy session meta or state.`);
+  }
+
+  private onResponseItem(p: JsonObject, line: RawLine, time: LineTime, envelope: boolean): void {
+    const type = typeof p['type'] === 'string' ? p['type'] : '';
+    if (TOOL_CALL_TYPES.has(type)) {
+      const item = readToolCall(p);
+      if (!item) return this.malformed.addLine(line, `malformed:${type}`, toolCallFault(p));
+      if (time.ts === undefined) return this.malformed.addLine(line, time.problem, time.detail);
+      return this.onToolCall(item, p, line, time.ts, envelope);
+    }
+    if (TOOL_OUTPUT_TYPES.has(type)) {
+      const out = readToolOutput(p);
+      if (out === undefined) return this.malformed.addLine(line, `malformed:${type}`, toolOutputFault(p));
+      const open = this.calls.get(out.callId);
+      if (open === undefined) {
+        const released = this.releasedCall(out.callId);
+        if (released === undefined) return this.skip('output_without_call');
+        if (released.hadOutput) return this.skip('duplicate_output');
+        released.hadOutput = true;
+        return this.late(line, out.callId, 'output');
+      }
+      const call = open.state;
+      if (call.output !== undefined) return this.skip('duplicate_output');
+      call.output = { content: out.content, line: posOf(line) };
+      this.queue.update(open.held, open.held.until, callCost(call));
+      return;
+    }
+    // message, reasoning, ghost_snapshot, compaction, image_generation_call, …: not tool calls.
+    this.skip(`response_item:${type || '(none)'}`);
+  }
+
+  private onToolCall(item: ToolCallItem, p: JsonObject, line: RawLine, ts: string, envelope: boolean): void {
     let tool: string;
     let input: RawToolInput;
     switch (item.kind) {
@@ -325,61 +555,38 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
     const callId = item.callId ?? '';
     // A call without an id (some local_shell_call / web_search_call items) is known by its line.
     const eventKey = item.callId ?? `line:${line.lineNo}`;
-    const state: CallState = { tool, input, callId, eventKey, ts, model: currentModel(), turnId, line };
+    const state: CallState = { tool, input, callId, eventKey, ts, model: this.currentModel(), turnId: this.turnId, line: posOf(line) };
     if (item.kind === 'web_search_call') {
       // Server-side: no output record follows; its own status is the outcome.
       const status = item.status === 'completed' ? 'ok' : item.status === 'failed' ? 'error' : 'pending';
-      emitCall(state, { status }, line);
+      this.emitCall(state, { status }, state.line);
       return;
     }
-    if (calls.has(eventKey)) {
-      skip('duplicate_call_id');
-      return;
-    }
-    calls.set(eventKey, state);
-  };
+    if (this.calls.has(eventKey) || this.releasedCall(eventKey) !== undefined) return this.skip('duplicate_call_id');
+    const held = this.queue.hold(state, { a: line.lineNo, b: 0 }, this.index.lastLineOf(eventKey), callCost(state));
+    this.calls.set(eventKey, { state, held });
+  }
 
-  const onResponseItem = (p: JsonObject, line: RawLine, time: LineTime, envelope: boolean): void => {
-    const type = typeof p['type'] === 'string' ? p['type'] : '';
-    if (TOOL_CALL_TYPES.has(type)) {
-      const item = readToolCall(p);
-      if (!item) return malformed.addLine(line, `malformed:${type}`, toolCallFault(p));
-      if (time.ts === undefined) return malformed.addLine(line, time.problem, time.detail);
-      onToolCall(item, p, line, time.ts, envelope);
-      return;
-    }
-    if (TOOL_OUTPUT_TYPES.has(type)) {
-      const out = readToolOutput(p);
-      if (out === undefined) return malformed.addLine(line, `malformed:${type}`, toolOutputFault(p));
-      const call = calls.get(out.callId);
-      if (call === undefined) return skip('output_without_call');
-      if (call.output !== undefined) return skip('duplicate_output');
-      call.output = { content: out.content, line };
-      return;
-    }
-    // message, reasoning, ghost_snapshot, compaction, image_generation_call, …: not tool calls.
-    skip(`response_item:${type || '(none)'}`);
-  };
-
-  const onTokenCount = (p: JsonObject, line: RawLine, time: LineTime): void => {
+  private onTokenCount(p: JsonObject, line: RawLine, time: LineTime): void {
     const count = readTokenCount(p);
-    if (count.kind === 'no_info') return skip('token_count:no_info');
-    if (count.kind === 'invalid') return malformed.addLine(line, 'token_count:invalid', tokenCountFault(p));
+    if (count.kind === 'no_info') return this.skip('token_count:no_info');
+    if (count.kind === 'invalid') return this.malformed.addLine(line, 'token_count:invalid', tokenCountFault(p));
     // The total stays the previous one: the next token_count's delta covers this request too.
-    if (time.ts === undefined) return malformed.addLine(line, time.problem, time.detail);
+    if (time.ts === undefined) return this.malformed.addLine(line, time.problem, time.detail);
     const ts = time.ts;
-    const delta = tokenDelta(count.total, previousTotal);
-    previousTotal = count.total;
-    if (delta === undefined) return skip('token_count:repeated');
-    const window = count.contextWindowTokens ?? contextWindowTokens;
+    const delta = tokenDelta(count.total, this.previousTotal);
+    this.previousTotal = count.total;
+    if (delta === undefined) return this.skip('token_count:repeated');
+    const window = count.contextWindowTokens ?? this.contextWindowTokens;
+    const session = this.sessionId();
     const fields: UsageFields = {
-      event_id: stableEventId('codex', session.id, `token_count:${line.lineNo}`),
+      event_id: stableEventId('codex', session, `token_count:${line.lineNo}`),
       ts,
       harness: 'codex',
-      session_id: session.id,
-      ...(turnId === '' ? {} : { turn_id: turnId }),
-      model: currentModel(),
-      request_id: `${session.id}:${line.lineNo}`,
+      session_id: session,
+      ...(this.turnId === '' ? {} : { turn_id: this.turnId }),
+      model: this.currentModel(),
+      request_id: `${session}:${line.lineNo}`,
       input_tokens: delta.input_tokens,
       output_tokens: delta.output_tokens,
       cache_read_tokens: delta.cached_input_tokens,
@@ -387,121 +594,106 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
       ...(delta.cache_write_input_tokens === undefined ? {} : { cache_write_tokens: delta.cache_write_input_tokens }),
       ...(window === undefined ? {} : { context_window_tokens: window }),
     };
-    emit(line, usageLine(fields));
-  };
+    this.emit(posOf(line), usageLine(fields));
+  }
 
-  const onEventMsg = (p: JsonObject, line: RawLine, time: LineTime): void => {
+  private onEventMsg(p: JsonObject, line: RawLine, time: LineTime): void {
     const type = typeof p['type'] === 'string' ? p['type'] : '';
-    if (type === 'token_count') return onTokenCount(p, line, time);
+    if (type === 'token_count') return this.onTokenCount(p, line, time);
     if (type === 'task_started' || type === 'turn_started') {
       const started = readTaskStarted(p);
-      if (started.turnId !== undefined) turnId = started.turnId;
-      if (started.contextWindowTokens !== undefined) contextWindowTokens = started.contextWindowTokens;
+      if (started.turnId !== undefined) this.turnId = started.turnId;
+      if (started.contextWindowTokens !== undefined) this.contextWindowTokens = started.contextWindowTokens;
       return;
     }
     if (END_EVENT_TYPES.has(type)) {
       const end = readCallEnd(p);
-      if (end === undefined) return malformed.addLine(line, `malformed:${type}`, `\`payload.call_id\` of a ${type} is ${describeValue(p['call_id'])}, not a non-empty string.`);
-      const call = calls.get(end.callId);
+      if (end === undefined) return this.malformed.addLine(line, `malformed:${type}`, `\`payload.call_id\` of a ${type} is ${describeValue(p['call_id'])}, not a non-empty string.`);
+      const open = this.calls.get(end.callId);
       // An end event of a call this file does not hold (a resumed session's earlier file, or a
       // call Codex did not persist): like an output without its call, nothing to attach it to.
-      if (call === undefined) return skip(`event_msg:${type}:without_call`);
-      call.end = { end, line };
+      if (open === undefined) {
+        if (this.releasedCall(end.callId) !== undefined) return this.late(line, end.callId, `${type} event`);
+        return this.skip(`event_msg:${type}:without_call`);
+      }
+      open.state.end = { end, line: posOf(line) };
       return;
     }
-    skip(`event_msg:${type || '(none)'}`);
-  };
-
-  for (const { line, obj } of records) {
-    const env = readRolloutLine(obj);
-    if (env !== undefined && isEnvelopeType(env.type)) {
-      // A line without a timestamp takes the previous line's; one whose timestamp is there but
-      // is no time cannot be placed at all.
-      const written = obj['timestamp'];
-      const own = normaliseTimestamp(env.timestamp);
-      const time: LineTime =
-        own !== undefined
-          ? { ts: own }
-          : written !== undefined && written !== null
-            ? { ts: undefined, problem: 'bad_timestamp', detail: `\`timestamp\` is ${describeValue(written)}, not an RFC 3339 time.` }
-            : lastTs !== undefined
-              ? { ts: lastTs }
-              : { ts: undefined, problem: 'no_timestamp', detail: 'The line has no `timestamp` and no earlier line gives one.' };
-      if (own !== undefined) lastTs = own;
-      switch (env.type) {
-        case 'session_meta': {
-          const meta = readSessionMeta(env.payload);
-          if (meta === undefined) malformed.addLine(line, 'malformed:session_meta', sessionMetaFault(env.payload));
-          // A second session_meta is the parent's, copied into a forked rollout with its history.
-          else if (sessionMetaSeen) skip('session_meta:other');
-          else {
-            metaModel = meta.model;
-            sessionMetaSeen = true;
-          }
-          break;
-        }
-        case 'turn_context': {
-          const ctx = readTurnContext(env.payload);
-          if (ctx.model !== undefined) model = ctx.model;
-          if (ctx.turnId !== undefined) turnId = ctx.turnId;
-          break;
-        }
-        case 'response_item':
-          onResponseItem(env.payload, line, time, true);
-          break;
-        case 'event_msg':
-          onEventMsg(env.payload, line, time);
-          break;
-        default:
-          skip(env.type);
-      }
-      continue;
-    }
-    if (env !== undefined) {
-      skip(`unknown:${env.type}`);
-      continue;
-    }
-    if ('payload' in obj) {
-      // An envelope whose payload is not an object: no legacy item has a payload member.
-      malformed.addLine(line, 'malformed:envelope', `\`payload\` is ${describeValue(obj['payload'])}, not an object.`);
-      continue;
-    }
-    // The legacy format: a bare first line, then bare ResponseItems and state snapshots. Its
-    // records carry no timestamp: they all take the session's.
-    if (isLegacyState(obj)) {
-      skip('legacy:state');
-      continue;
-    }
-    if (readLegacyMeta(obj)) {
-      if (line !== records[0]?.line) skip('legacy:meta_other');
-      continue;
-    }
-    if (typeof obj['type'] === 'string') {
-      const time: LineTime = lastTs !== undefined ? { ts: lastTs } : { ts: undefined, problem: 'no_timestamp', detail: 'The legacy record has no time and the file has no session meta with a `timestamp`.' };
-      onResponseItem(obj, line, time, false);
-      continue;
-    }
-    // No `type`, no envelope, no legacy meta or state: nothing says what the record is.
-    malformed.addLine(line, 'malformed:record', `\`type\` is ${describeValue(obj['type'])}, and the record is no envelope, legacy session meta or state.`);
+    this.skip(`event_msg:${type || '(none)'}`);
   }
 
-  for (const c of calls.values()) {
+  /** An event completed by `line`: events are in the order of the lines that completed them. */
+  private emit(line: LinePos, text: string): void {
+    this.queue.ready({ a: line.lineNo, b: 0 }, { line: text, source: `${this.path}:${line.lineNo}`, endOffset: line.endOffset });
+  }
+
+  private emitCall(c: CallState, outcome: { status: 'ok' | 'error' | 'pending'; error?: string; durationMs?: number }, completedBy: LinePos): void {
+    const content = c.output?.content;
+    let images = content?.images ?? 0;
+    // view_image attaches the picture as a separate input message; it belongs to this call.
+    if (c.tool === 'view_image' && outcome.status === 'ok' && images === 0) images = 1;
+    const session = this.sessionId();
+    const fields: ToolCallFields = {
+      event_id: stableEventId('codex', session, c.eventKey),
+      ts: c.ts,
+      harness: 'codex',
+      session_id: session,
+      turn_id: c.turnId,
+      call_id: c.callId,
+      model: c.model,
+      tool: c.tool,
+      status: outcome.status,
+      ...(content === undefined ? {} : { output: content.text }),
+      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+      ...(outcome.durationMs === undefined ? {} : { duration_ms: outcome.durationMs }),
+      ...(images > 0 ? { images } : {}),
+    };
+    const { line: text, truncated } = toolCallLineWithin(fields, c.input);
+    if (truncated) this.skip('output_truncated');
+    this.emit(completedBy, text);
+  }
+
+  /** A held call no later line names (or, `early`, one the bound makes the parser write now). */
+  private finishCall(c: CallState, early: boolean): void {
+    this.calls.delete(c.eventKey);
+    if (early) {
+      this.skip('call_written_before_final');
+      this.released.set(c.eventKey, { hadOutput: c.output !== undefined, until: this.index.lastLineOf(c.eventKey) });
+    }
     if (c.output === undefined) {
       // No output yet (the call is running, or the session died): pending, completed by its own line.
-      emitCall(c, mergePending(c.end), c.end?.line ?? c.line);
-      continue;
+      this.emitCall(c, mergePending(c.end), c.end?.line ?? c.line);
+      return;
     }
     const outcome = mergeEnd(parseCallOutcome(c.tool, c.output.content), c.end?.end);
     const last = c.end !== undefined && c.end.line.lineNo > c.output.line.lineNo ? c.end.line : c.output.line;
-    emitCall(c, outcome, last);
+    this.emitCall(c, outcome, last);
   }
+}
 
-  ordered.sort((a, b) => a.lineNo - b.lineNo || a.seq - b.seq);
-  return { events: ordered.map((o) => o.event), malformed: malformed.records, completeBytes, recordsRead: lines.length, skipped };
+/** What a held call keeps: its input and output texts. */
+function callCost(c: CallState): number {
+  const input = 'json' in c.input ? c.input.json : c.input.string;
+  return input.length + (c.output?.content.text.length ?? 0);
 }
 
 /** A call without an output: still pending, unless an end event already told how it ended. */
 function mergePending(end: { readonly end: CallEnd } | undefined): { status: 'ok' | 'error' | 'pending'; error?: string; durationMs?: number } {
   if (end === undefined || end.end.failed === undefined) return { status: 'pending' };
   return mergeEnd({ status: end.end.failed ? 'error' : 'ok' }, end.end);
+}
+
+/** The streaming reading of one rollout: the first pass fills the index the parser uses. */
+export function rolloutReading(path: string, options: RolloutParseOptions = {}): LineReading & { readonly index: RolloutIndex } {
+  const index = new RolloutIndex(path);
+  return {
+    index,
+    scan: (line) => index.scan(line),
+    parser: (output) => new RolloutParser(path, index, output, options),
+  };
+}
+
+/** Parses a whole rollout held in memory (both passes over its bytes): what `parseFile` returns. */
+export function parseRollout(path: string, data: Buffer, options: RolloutParseOptions = {}): ParsedFile {
+  return parseLinesWith(rolloutReading(path, options), data);
 }

@@ -2,7 +2,7 @@
 // tool_call and usage events. The raw format and its traps are described in README.md beside
 // this file.
 import { MAX_DOCUMENT_BYTES, type Importer, type ParsedFile } from '../types.ts';
-import { parseGeminiFile } from './parser.ts';
+import { geminiReading, parseGeminiFile } from './parser.ts';
 import { defaultGeminiPaths, listGeminiFiles } from './paths.ts';
 
 export const geminiCliImporter: Importer = {
@@ -11,6 +11,6 @@ export const geminiCliImporter: Importer = {
   defaultPaths: () => defaultGeminiPaths(),
   listFiles: (paths) => listGeminiFiles(paths),
   parseFile: (path: string, data: Buffer): ParsedFile => parseGeminiFile(path, data),
-  // A `.json` chat is one document, read whole up to its limit; `.jsonl` is not streamed yet.
-  readingOf: (path) => (path.endsWith('.json') ? { kind: 'document', maxBytes: MAX_DOCUMENT_BYTES } : { kind: 'document' }),
+  // A `.json` chat is one document, read whole up to its limit; `.jsonl` is streamed in two passes.
+  readingOf: (path) => (path.endsWith('.json') ? { kind: 'document', maxBytes: MAX_DOCUMENT_BYTES } : { kind: 'lines', reading: geminiReading(path) }),
 };

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_DOCUMENT_BYTES, type Importer, type ParsedFile } from '../types.ts';
-import { parseOpencodeFile } from './parser.ts';
+import { opencodeReading, parseOpencodeFile } from './parser.ts';
 import { defaultOpencodePaths, listOpencodeFiles, storageKind, storageRoot } from './paths.ts';
 import { isObject, readMessage, type OpencodeMessage } from './types.ts';
 
@@ -88,7 +88,7 @@ export const opencodeImporter: Importer = {
     const message = findPartMessage(path, data);
     return parseOpencodeFile(path, data, message ? { messages: new Map([[message.id, message]]) } : {});
   },
-  // A storage file is one JSON document, read whole up to its limit; a `run --format json`
-  // capture (JSONL) is not streamed yet.
-  readingOf: (path) => (storageKind(path) !== undefined ? { kind: 'document', maxBytes: MAX_DOCUMENT_BYTES } : { kind: 'document' }),
+  // A `.json` file (a storage object, an export) is one JSON document, read whole up to its
+  // limit; anything else (`run --format json` captures, bus logs, dumps) is JSONL, streamed in two passes.
+  readingOf: (path) => (path.endsWith('.json') ? { kind: 'document', maxBytes: MAX_DOCUMENT_BYTES } : { kind: 'lines', reading: opencodeReading(path) }),
 };

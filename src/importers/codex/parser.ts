@@ -14,7 +14,6 @@ import {
   TOOL_CALL_TYPES,
   TOOL_OUTPUT_TYPES,
   isEnvelopeType,
-  isObject,
   isLegacyState,
   readCallEnd,
   readLegacyMeta,
@@ -30,11 +29,11 @@ import {
   toolCallFault,
   toolOutputFault,
   type CallEnd,
-  type JsonObject,
   type OutputContent,
   type TokenUsage,
   type ToolCallItem,
 } from './types.ts';
+import { isObject, type JsonObject } from '../json.ts';
 
 /** The model when neither a turn_context nor the session meta names one (ccusage does the same). */
 export const FALLBACK_MODEL = 'gpt-5';

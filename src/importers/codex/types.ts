@@ -3,12 +3,8 @@
 // fields often, and an unknown field must never make a record unreadable. Each guard that can
 // refuse a record has a `…Fault` beside it: the sentence a malformed record's detail carries.
 import { describeValue } from '../lines.ts';
+import { isObject, type JsonObject } from '../json.ts';
 
-export type JsonObject = Readonly<Record<string, unknown>>;
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function stringField(o: JsonObject, key: string): string | undefined {
   const v = o[key];

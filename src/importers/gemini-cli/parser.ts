@@ -5,15 +5,13 @@
 // the same two passes). Pure: bytes in, events, malformed records and counts out; never throws
 // on a bad record.
 import { findSpan, indexArray, indexObject } from '../../util/json-spans.ts';
-import { normaliseTimestamp, stableEventId, toolCallLineWithin, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
+import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallLineWithin, type UsageFields, usageLine } from '../envelope.ts';
 import { describeValue, lineAt, MalformedStream, readObject, type ObjectReading, type RawLine } from '../lines.ts';
 import { LastLines, parseLinesWith, ReleaseQueue, type Held } from '../stream.ts';
 import type { ImportOutput, ImportedEvent, LineParser, LineReading, MalformedRecord, ParsedFile } from '../types.ts';
 import { fileStem, parentSessionOf } from './paths.ts';
 import {
-  MAX_ID_CHARS,
   MESSAGE_TYPES,
-  isObject,
   mcpServerOf,
   messageFault,
   metadataFault,
@@ -26,17 +24,15 @@ import {
   tokensFault,
   toolCallFault,
   unknownRecordFault,
-  type JsonObject,
   type SessionMetadata,
   type ToolCallRecord,
   type TokensSummary,
 } from './types.ts';
+import { MAX_ID_CHARS, isObject, type JsonObject } from '../json.ts';
 
 const HARNESS = 'gemini_cli';
 
 
-/** Longest `error` text (UTF-16 units): the first line of the call's error message. */
-const MAX_ERROR_CHARS = 2000;
 
 /** One raw record: a JSONL line, or the document or one of its messages in a `.json` file. */
 interface RawRecord {
@@ -150,13 +146,6 @@ interface CallState {
   readonly ts: string;
   /** Order of the call's first version among the file's calls (the order of a record's calls). */
   readonly seq: number;
-}
-
-/** The first line of an error text, bounded. */
-function errorSummary(text: string): string {
-  const nl = text.indexOf('\n');
-  const first = (nl < 0 ? text : text.slice(0, nl)).trim();
-  return first.length > MAX_ERROR_CHARS ? first.slice(0, MAX_ERROR_CHARS) : first;
 }
 
 

@@ -16,7 +16,6 @@ import {
   TOOL_CALL_TYPES,
   TOOL_OUTPUT_TYPES,
   isEnvelopeType,
-  isObject,
   isLegacyState,
   readCallEnd,
   readLegacyMeta,
@@ -32,11 +31,11 @@ import {
   toolCallFault,
   toolOutputFault,
   type CallEnd,
-  type JsonObject,
   type OutputContent,
   type TokenUsage,
   type ToolCallItem,
 } from '../../../src/importers/codex/types.ts';
+import { isObject, type JsonObject } from '../../../src/importers/json.ts';
 
 /** The model when neither a turn_context nor the session meta names one (ccusage does the same). */
 export const FALLBACK_MODEL = 'gpt-5';

@@ -12,7 +12,6 @@ import { describeValue, lineAt, MalformedRecords, readObject, splitCompleteLines
 import type { ImportedEvent, ParsedFile } from '../../../src/importers/types.ts';
 import { fileStem, parentSessionOf } from '../../../src/importers/gemini-cli/paths.ts';
 import {
-  MAX_ID_CHARS,
   MESSAGE_TYPES,
   mcpServerOf,
   messageFault,
@@ -26,10 +25,10 @@ import {
   tokensFault,
   toolCallFault,
   unknownRecordFault,
-  type JsonObject,
   type ToolCallRecord,
   type TokensSummary,
 } from '../../../src/importers/gemini-cli/types.ts';
+import { MAX_ID_CHARS, type JsonObject } from '../../../src/importers/json.ts';
 
 const HARNESS = 'gemini_cli';
 

@@ -131,7 +131,11 @@ export async function readImport(
   let eventsAlreadyImported = 0;
   let malformedRecords = 0;
   let bytesParsed = 0;
-  const stats = files.map((f) => ({ path: f, stat: statSync(f) }));
+  // Size and mtime only: a whole fs.Stats per file was ~1 KB each held for the run (100k files: ~100 MB).
+  const stats = files.map((f) => {
+    const { size, mtimeMs } = statSync(f);
+    return { path: f, stat: { size, mtimeMs } };
+  });
   const bytesTotal = stats.reduce((n, s) => n + s.stat.size, 0);
   let bytesDone = 0;
 

@@ -89,7 +89,7 @@ export interface LineReading {
 
 /**
  * How the runner reads a file: `lines` streams it in chunks through a LineParser; `document`
- * is a format whose file is one JSON document (or a line format not streamed yet), read whole
+ * is a format whose file is one JSON document, read whole
  * by `parseFile`, refused above `maxBytes` when that is set (a dead letter, not a crash).
  */
 export type FileReading =

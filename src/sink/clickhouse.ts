@@ -9,7 +9,7 @@ import type { AppliedEvent, ContextRef, ServerToDerive, Sink, StoredContext, Too
 import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
 import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
 import { encodeTsv, TsvWriter } from './tsv.ts';
-import { assertNotBusy, assertSameDataDir, DataDirError, describeEngineFailure, dirIdentity, prepareDataDir, type DirIdentity } from './datadir.ts';
+import { assertNotBusy, assertSameDataDir, DataDirError, describeEngineFailure, dirIdentity, prepareDataDir, withMetadataIdentity, type DirIdentity } from './datadir.ts';
 import { SinkError } from './errors.ts';
 import { describeServerFailure, isRetryable, RETRY_DELAYS_MS, serverSettings, withoutUserName, type RequestKind, type ServerSettings } from './server.ts';
 
@@ -260,6 +260,9 @@ export class ClickHouseSink implements Sink {
     const sink = new ClickHouseSink(client, describeTarget(target), chdb, engine, place);
     try {
       await sink.migrate();
+      // The engine makes metadata/ at its first DDL, not when it starts: its identity is taken
+      // once the tables exist (the directory's own was checked around every request so far).
+      if (place.kind === 'embedded' && place.identity !== undefined) place.identity = withMetadataIdentity(place.dir, place.identity);
       if (flags.retentionDays !== undefined) await sink.applyRetention(flags.retentionDays);
     } catch (error) {
       await sink.close().catch(() => undefined); // a caller retrying open() must not pile up clients

@@ -3,7 +3,7 @@
 // line that names the directory and says what to do, not the engine's own message; and failures
 // of the engine while it runs (disk full, directory removed) described the same way.
 import { accessSync, constants, lstatSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { SinkError } from './errors.ts';
 
 /** A data directory the engine cannot use, said in one line: it needs a fix, waiting will not help. */
@@ -197,29 +197,54 @@ export function assertNotBusy(dir: string): void {
   if (holder !== undefined && holder.pid !== process.pid) throw new DataDirError(busyMessage(dir, holder));
 }
 
-/** The identity of a directory (device and inode): another directory at the same path differs. */
+/**
+ * The identity of a data directory (device and inode), and of its `metadata/` folder when it
+ * has one: another directory at the same path differs. The engine creates the directories of
+ * the next part it writes again when they are gone (the data directory and `store/` included),
+ * so a removal it writes through keeps the top directory's inode while every file goes;
+ * `metadata/` is written only by DDL, so it stays gone and tells.
+ */
 export interface DirIdentity {
   readonly dev: number;
   readonly ino: number;
+  readonly metadata?: { readonly dev: number; readonly ino: number };
 }
 
-export function dirIdentity(dir: string): DirIdentity | undefined {
+function inode(path: string): { dev: number; ino: number } | undefined {
   try {
-    const s = statSync(dir);
+    const s = statSync(path);
     return s.isDirectory() ? { dev: s.dev, ino: s.ino } : undefined;
   } catch {
     return undefined;
   }
 }
 
+export function dirIdentity(dir: string): DirIdentity | undefined {
+  const top = inode(dir);
+  if (top === undefined) return undefined;
+  const metadata = inode(join(dir, 'metadata'));
+  return metadata === undefined ? top : { ...top, metadata };
+}
+
+/** `opened` with the identity of metadata/ as it is now (assertSameDataDir first: same directory). */
+export function withMetadataIdentity(dir: string, opened: DirIdentity): DirIdentity {
+  assertSameDataDir(dir, opened);
+  const metadata = inode(join(dir, 'metadata'));
+  return metadata === undefined ? opened : { ...opened, metadata };
+}
+
+const same = (a: { dev: number; ino: number } | undefined, b: { dev: number; ino: number }): boolean => a !== undefined && a.dev === b.dev && a.ino === b.ino;
+
 /**
  * Fails when the data directory is no longer the one the engine opened (removed, or removed and
- * created again, which the engine itself does for the next part it writes): the engine goes on
- * writing into files nobody will read, and reports success. Checked around every request.
+ * created again, which the engine itself does for the next part it writes, or emptied while the
+ * engine wrote into it): the engine goes on writing into files nobody will read, and reports
+ * success. Checked around every request.
  */
 export function assertSameDataDir(dir: string, opened: DirIdentity): void {
   const now = dirIdentity(dir);
-  if (now === undefined || now.dev !== opened.dev || now.ino !== opened.ino) throw new DataDirError(removedMessage(dir));
+  const intact = now !== undefined && same(now, opened) && (opened.metadata === undefined || same(now.metadata, opened.metadata));
+  if (!intact) throw new DataDirError(removedMessage(dir));
 }
 
 function removedMessage(dir: string): string {

@@ -4,7 +4,7 @@
 // unprivileged user: root ignores permission bits), a second process on a directory in use, and
 // the directory removed while a replay writes. Each is one line naming the directory and what to
 // do, exit 1, no stack trace; a rerun once it is fixed stores what a clean run stores.
-import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeTempDir, removeWhileInUse } from '../helpers/db.ts';
@@ -131,6 +131,23 @@ describe('a data directory in use, or removed, while a replay writes to it', () 
     const { code } = await run.exited;
     expect(code, run.stderr).toBe(1);
     expect(removedDataDirLines(db)).toContain(failureLine(run.stderr));
+    const again = await cli(['replay', input, '--db', db, '--format', 'json', '--no-progress']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(await dumpAs(db, asIs, process.env)).toEqual(reference);
+  });
+
+  it('emptied while writing, the directory itself kept (the engine makes the folders of its next part again): one line, exit 1; the rerun stores what a clean run does', async () => {
+    // What a removal that the engine keeps writing through leaves (rm -rf retried on ENOTEMPTY):
+    // the top directory, same inode, its files gone. Before the check of metadata/, this replay
+    // exited 0 with nothing stored.
+    const db = join(tmp.dir, 'emptied');
+    const run = startCli(['replay', input, '--db', db, '--format', 'json', '--no-progress']);
+    expect(await waitUntil(run, () => committedParts(db, 'tool_calls').length > 0), run.stderr).toBe(true);
+    for (const entry of readdirSync(db)) rmSync(join(db, entry), { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    const { code } = await run.exited;
+    expect(code, run.stderr).toBe(1);
+    expect(removedDataDirLines(db)).toContain(failureLine(run.stderr));
+    rmSync(db, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     const again = await cli(['replay', input, '--db', db, '--format', 'json', '--no-progress']);
     expect(again.code, again.stderr).toBe(0);
     expect(await dumpAs(db, asIs, process.env)).toEqual(reference);

@@ -25,10 +25,19 @@ describe('replay into embedded ClickHouse', () => {
   let dir: string;
   let cleanup: () => Promise<void>;
   let first: PipelineCounts;
+  /** One more event, replayed after the fixtures: raw_input kept byte for byte (a test below). */
+  let lossless: PipelineCounts;
+  const LOSSLESS_RAW = '{"z":1,"file_path":"caf\\u00e9.rs","offset":18446744073709551617,"limit":-0,"a":[1e400]}';
 
+  // Everything the tests read is written here, so that none depends on another's writes (they
+  // pass in any order: vitest --sequence.shuffle.tests); the tests that replay again check
+  // that doing so changes nothing.
   beforeAll(async () => {
     ({ sink, dir, cleanup } = await openTempSink('replay'));
     first = await replayPaths([FIXTURES], sink);
+    const file = join(dir, 'lossless.jsonl');
+    writeFileSync(file, `${eventLine({ call_id: 'lossless-1' }, LOSSLESS_RAW)}\n`);
+    lossless = await replayPaths([file], sink);
   });
   afterAll(async () => cleanup?.());
 
@@ -40,11 +49,11 @@ describe('replay into embedded ClickHouse', () => {
     const usage = await countOf(sink, "SELECT count() AS n FROM token_usage FINAL WHERE source = 'observed'");
     const dead = await countOf(sink, 'SELECT count() AS n FROM dead_letters FINAL');
     const mcp = await countOf(sink, 'SELECT count() AS n FROM mcp_events FINAL');
-    expect(toolCalls).toBe(first.toolCallRows);
+    expect(toolCalls).toBe(first.toolCallRows + lossless.toolCallRows);
     expect(usage).toBe(first.usageRows);
     expect(dead).toBe(first.deadLetters);
     expect(mcp).toBe(first.mcpEventRows);
-    expect(toolCalls + usage + mcp + dead).toBe(expectedEvents);
+    expect(toolCalls + usage + mcp + dead).toBe(expectedEvents + lossless.eventsRead);
     expect(mcp).toBeGreaterThan(50);
     expect(toolCalls).toBeGreaterThan(100);
     expect(usage).toBeGreaterThan(0);
@@ -80,11 +89,11 @@ describe('replay into embedded ClickHouse', () => {
   it('a second replay of the same files changes no count', async () => {
     const second = await replayPaths([FIXTURES], sink);
     expect(second.eventsRead).toBe(first.eventsRead);
-    expect(await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL')).toBe(first.toolCallRows);
+    expect(await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL')).toBe(first.toolCallRows + lossless.toolCallRows);
     expect(await countOf(sink, 'SELECT count() AS n FROM dead_letters FINAL')).toBe(first.deadLetters);
-    expect(await countOf(sink, 'SELECT uniqExact(event_id) AS n FROM tool_calls')).toBe(first.toolCallRows);
-    expect(await countOf(sink, 'SELECT count() AS n FROM token_usage FINAL')).toBe(first.usageRows + first.estimateRows);
-    expect(await countOf(sink, 'SELECT count() AS n FROM threshold_breaches FINAL')).toBe(first.breaches);
+    expect(await countOf(sink, 'SELECT uniqExact(event_id) AS n FROM tool_calls')).toBe(first.toolCallRows + lossless.toolCallRows);
+    expect(await countOf(sink, 'SELECT count() AS n FROM token_usage FINAL')).toBe(first.usageRows + first.estimateRows + lossless.estimateRows);
+    expect(await countOf(sink, 'SELECT count() AS n FROM threshold_breaches FINAL')).toBe(first.breaches + lossless.breaches);
   });
 
   it('small batches written while the next is decoded give the same tables', async () => {
@@ -101,11 +110,8 @@ describe('replay into embedded ClickHouse', () => {
   });
 
   it('stores raw_input byte for byte: big integers, -0, unicode escapes, key order', async () => {
-    const raw = '{"z":1,"file_path":"caf\\u00e9.rs","offset":18446744073709551617,"limit":-0,"a":[1e400]}';
-    const file = join(dir, 'lossless.jsonl');
-    writeFileSync(file, `${eventLine({ call_id: 'lossless-1' }, raw)}\n`);
-    const counts = await replayPaths([file], sink);
-    expect(counts.rowsWritten).toBe(1);
+    const raw = LOSSLESS_RAW;
+    expect(lossless.rowsWritten).toBe(1);
     const [stored] = await sink.queryRows<{ raw_input: string; canonical_input: string; flags: string[] }>(
       "SELECT raw_input, canonical_input, flags FROM tool_calls FINAL WHERE call_id = 'lossless-1'",
     );

@@ -12,6 +12,10 @@ import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 
 const FIXTURES = new URL('./fixtures-copilot-cli/', import.meta.url).pathname;
+// Rows of the fixture folder's import: the tests that import files of their own (redaction, a
+// damaged line) add rows beside them, and the tests pass in any order.
+const OF_FIXTURES = `startsWith(source, '${FIXTURES}')`;
+const USAGE_OF_FIXTURES = `startsWith(origin, '${FIXTURES}')`;
 const A = '3f6b2c1d-8e4a-4b7f-9c2d-1a0e5f6b7c8d';
 const B = '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d';
 const FILE_A = join(FIXTURES, 'session-state', A, 'events.jsonl');
@@ -250,7 +254,7 @@ describe('copilot-cli import of the fixture folder into embedded ClickHouse', ()
   async function usageTotals(): Promise<Record<string, number>> {
     const [row] = await sink.queryRows<Record<string, string>>(
       `SELECT count() AS totals, sum(input_tokens) AS input, sum(output_tokens) AS output, sum(cache_read_tokens) AS cacheRead, sum(cache_write_tokens) AS cacheWrite, sum(reasoning_tokens) AS reasoning
-       FROM token_usage FINAL WHERE source = 'observed' AND harness = 'copilot_cli'`,
+       FROM token_usage FINAL WHERE source = 'observed' AND harness = 'copilot_cli' AND ${USAGE_OF_FIXTURES}`,
     );
     return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
   }
@@ -265,7 +269,7 @@ describe('copilot-cli import of the fixture folder into embedded ClickHouse', ()
     const { calls: _c, ...sums } = expected;
     expect(await usageTotals()).toEqual(sums);
     const rows = await sink.queryRows<{ session_id: string; agent_id: string; model: string; input: string; context: string }>(
-      "SELECT session_id, agent_id, model, sum(input_tokens) AS input, max(context_tokens) AS context FROM token_usage FINAL WHERE source = 'observed' GROUP BY session_id, agent_id, model ORDER BY model",
+      `SELECT session_id, agent_id, model, sum(input_tokens) AS input, max(context_tokens) AS context FROM token_usage FINAL WHERE source = 'observed' AND ${USAGE_OF_FIXTURES} GROUP BY session_id, agent_id, model ORDER BY model`,
     );
     expect(rows).toEqual([
       { session_id: A, agent_id: SESSION_TOTALS_AGENT, model: 'claude-sonnet-4.5', input: '71282', context: String(71_282 + 1_204) },
@@ -274,13 +278,13 @@ describe('copilot-cli import of the fixture folder into embedded ClickHouse', ()
   });
 
   it('stores every tool call once, with the status, namespace and projection the files give', async () => {
-    const statuses = await sink.queryRows<{ status: string; n: string }>("SELECT status, count() AS n FROM tool_calls FINAL WHERE harness = 'copilot_cli' GROUP BY status ORDER BY status");
+    const statuses = await sink.queryRows<{ status: string; n: string }>(`SELECT status, count() AS n FROM tool_calls FINAL WHERE harness = 'copilot_cli' AND ${OF_FIXTURES} GROUP BY status ORDER BY status`);
     const want: Record<string, number> = {};
     for (const c of expected.calls.values()) want[c.status] = (want[c.status] ?? 0) + 1;
     expect(want).toEqual({ ok: 7, error: 2, pending: 1 });
     expect(Object.fromEntries(statuses.map((r) => [r.status, Number(r.n)]))).toEqual(want);
     const rows = await sink.queryRows<Record<string, string | null>>(
-      "SELECT call_id, namespace, tool_name, kind, mcp_server, mcp_tool, path, command, description, pattern, arrayStringConcat(flags, ',') AS flags, session_id, agent_id, model, error, duration_ms FROM tool_calls FINAL ORDER BY call_id",
+      `SELECT call_id, namespace, tool_name, kind, mcp_server, mcp_tool, path, command, description, pattern, arrayStringConcat(flags, ',') AS flags, session_id, agent_id, model, error, duration_ms FROM tool_calls FINAL WHERE ${OF_FIXTURES} ORDER BY call_id`,
     );
     const byCall = Object.fromEntries(rows.map((r) => [r['call_id'], r]));
     expect(byCall['toolu_vrtx_01B3dF5gH7jK9lM2nP4qR6sT']).toMatchObject({ namespace: 'copilot_cli', kind: 'read', path: '/home/ana/src/atlas/src/router.ts', model: 'claude-sonnet-4.5', duration_ms: '76' });
@@ -294,7 +298,7 @@ describe('copilot-cli import of the fixture folder into embedded ClickHouse', ()
   });
 
   it('keeps each raw input as the file logged it (an object verbatim, a freeform patch as its text)', async () => {
-    const rows = await sink.queryRows<{ call_id: string; raw_input: string; source: string }>('SELECT call_id, raw_input, source FROM tool_calls FINAL');
+    const rows = await sink.queryRows<{ call_id: string; raw_input: string; source: string }>(`SELECT call_id, raw_input, source FROM tool_calls FINAL WHERE ${OF_FIXTURES}`);
     expect(rows).toHaveLength(expected.calls.size);
     for (const r of rows) {
       const args = expected.calls.get(r.call_id)?.args;
@@ -314,7 +318,7 @@ describe('copilot-cli import of the fixture folder into embedded ClickHouse', ()
     expect(c.rowsWritten + c.deadLetters).toBe(c.eventsRead);
     expect(c.deadLetters).toBe(0);
     expect(first.malformedRecords).toBe(0);
-    expect(await countOf(sink, 'SELECT count() AS n FROM dead_letters FINAL')).toBe(0);
+    expect(await countOf(sink, `SELECT count() AS n FROM dead_letters FINAL WHERE ${OF_FIXTURES}`)).toBe(0);
     expect(first.skippedRecords).toEqual({ 'session.info': 1, 'assistant.turn_start': 2, 'assistant.message': 4, 'assistant.turn_end': 1, 'subagent.started': 1, abort: 1 });
     const lines = files.reduce((n, f) => n + readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '').length, 0);
     expect(first.recordsRead).toBe(lines);
@@ -349,7 +353,8 @@ describe('copilot-cli import of the fixture folder into embedded ClickHouse', ()
   });
 
   it('writes a damaged line as one dead letter with its bytes and file:line', async () => {
-    const dir = join(tmp.dir, 'session-state', B);
+    // A session of its own (the folder names it): the same calls under B would replace the fixture's rows.
+    const dir = join(tmp.dir, 'session-state', `${B}-damaged`);
     mkdirSync(dir, { recursive: true });
     const file = join(dir, 'events.jsonl');
     const good = readFileSync(FILE_B, 'utf8').split('\n').filter((l) => l !== '');

@@ -12,6 +12,10 @@ import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 
 const FIXTURES = new URL('./fixtures-qwen-code/', import.meta.url).pathname;
+// Rows of the fixture folder's import: the tests that import files of their own (a damaged line,
+// redaction) add rows beside them, and the tests pass in any order.
+const OF_FIXTURES = `startsWith(source, '${FIXTURES}')`;
+const USAGE_OF_FIXTURES = `startsWith(origin, '${FIXTURES}')`;
 const S1 = '5b0c1e8a-3f4d-4c2a-9e71-8d2f6a4b3c10';
 const FORK = 'c2a9e4d1-7b36-4f05-a8e2-6d1f0b9c5e47';
 const CHATS = join(FIXTURES, 'projects', '-home-mei-src-ledger', 'chats');
@@ -312,7 +316,7 @@ describe('qwen-code import of the fixture folder into embedded ClickHouse', () =
   async function usageTotals(): Promise<Record<string, number>> {
     const [row] = await sink.queryRows<Record<string, string>>(
       `SELECT count() AS responses, sum(input_tokens) AS input, sum(output_tokens) AS output, sum(cache_read_tokens) AS cacheRead, sum(reasoning_tokens) AS reasoning
-       FROM token_usage FINAL WHERE source = 'observed' AND harness = 'qwen_code'`,
+       FROM token_usage FINAL WHERE source = 'observed' AND harness = 'qwen_code' AND ${USAGE_OF_FIXTURES}`,
     );
     return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
   }
@@ -329,7 +333,7 @@ describe('qwen-code import of the fixture folder into embedded ClickHouse', () =
     const { calls: _calls, perSession, ...sums } = expected;
     expect(await usageTotals()).toEqual(sums);
     const rows = await sink.queryRows<{ session_id: string; input: string; output: string }>(
-      "SELECT session_id, sum(input_tokens) AS input, sum(output_tokens) AS output FROM token_usage FINAL WHERE source = 'observed' GROUP BY session_id ORDER BY session_id",
+      `SELECT session_id, sum(input_tokens) AS input, sum(output_tokens) AS output FROM token_usage FINAL WHERE source = 'observed' AND ${USAGE_OF_FIXTURES} GROUP BY session_id ORDER BY session_id`,
     );
     expect(Object.fromEntries(rows.map((r) => [r.session_id, { input: Number(r.input), output: Number(r.output) }]))).toEqual(Object.fromEntries(perSession));
     // The convention (input includes cached, output includes reasoning): context = input + output.
@@ -340,13 +344,13 @@ describe('qwen-code import of the fixture folder into embedded ClickHouse', () =
   });
 
   it('stores every tool call once, with the status, namespace and projection the files give', async () => {
-    const statuses = await sink.queryRows<{ status: string; n: string }>("SELECT status, count() AS n FROM tool_calls FINAL WHERE harness = 'qwen_code' GROUP BY status ORDER BY status");
+    const statuses = await sink.queryRows<{ status: string; n: string }>(`SELECT status, count() AS n FROM tool_calls FINAL WHERE harness = 'qwen_code' AND ${OF_FIXTURES} GROUP BY status ORDER BY status`);
     const want: Record<string, number> = {};
     for (const c of expected.calls.values()) want[c.status] = (want[c.status] ?? 0) + 1;
     expect(Object.fromEntries(statuses.map((r) => [r.status, Number(r.n)]))).toEqual(want);
     expect(want).toEqual({ ok: 5, error: 2, pending: 1 });
     const rows = await sink.queryRows<Record<string, string | null>>(
-      "SELECT call_id, namespace, tool_name, kind, mcp_server, mcp_tool, path, `offset`, `limit`, command, description, directory, pattern, arrayStringConcat(flags, ',') AS flags, session_id, agent_id, error, duration_ms FROM tool_calls FINAL ORDER BY call_id",
+      `SELECT call_id, namespace, tool_name, kind, mcp_server, mcp_tool, path, \`offset\`, \`limit\`, command, description, directory, pattern, arrayStringConcat(flags, ',') AS flags, session_id, agent_id, error, duration_ms FROM tool_calls FINAL WHERE ${OF_FIXTURES} ORDER BY call_id`,
     );
     const byCall = Object.fromEntries(rows.map((r) => [r['call_id'], r]));
     expect(byCall['call_8f3a0c2e61d94b7a']).toMatchObject({ namespace: 'qwen_code', kind: 'read', path: '/home/mei/src/ledger/src/money.ts', offset: '0', limit: '200', duration_ms: '81' });
@@ -359,7 +363,7 @@ describe('qwen-code import of the fixture folder into embedded ClickHouse', () =
   });
 
   it('keeps each raw input byte for byte as the file logged it', async () => {
-    const rows = await sink.queryRows<{ call_id: string; raw_input: string; source: string }>('SELECT call_id, raw_input, source FROM tool_calls FINAL');
+    const rows = await sink.queryRows<{ call_id: string; raw_input: string; source: string }>(`SELECT call_id, raw_input, source FROM tool_calls FINAL WHERE ${OF_FIXTURES}`);
     expect(rows).toHaveLength(expected.calls.size);
     for (const r of rows) {
       const [file] = r.source.split(/:(?=\d+$)/);
@@ -378,7 +382,7 @@ describe('qwen-code import of the fixture folder into embedded ClickHouse', () =
     expect(first.malformedRecords).toBe(0);
     expect(c.toolCallRows).toBe(expected.calls.size);
     expect(c.usageRows).toBe(expected.responses);
-    expect(await countOf(sink, 'SELECT count() AS n FROM dead_letters FINAL')).toBe(0);
+    expect(await countOf(sink, `SELECT count() AS n FROM dead_letters FINAL WHERE ${OF_FIXTURES}`)).toBe(0);
     expect(first.skippedRecords).toEqual({ 'system:session_source': 1, 'system:ui_telemetry': 1, 'system:custom_title': 1, forked_copy: 4 });
     const lines = files.reduce((n, f) => n + readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '').length, 0);
     expect(first.recordsRead).toBe(lines);
@@ -395,14 +399,15 @@ describe('qwen-code import of the fixture folder into embedded ClickHouse', () =
     const dir = join(tmp.dir, 'damaged', 'chats');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, 'd1a2m3a4-0000-4000-8000-000000000001.jsonl');
-    const good = readFileSync(FORK_FILE, 'utf8').split('\n').filter((l) => l !== '');
+    // A session of its own: under the fork's id its rows would replace the fixture's (same ids).
+    const good = readFileSync(FORK_FILE, 'utf8').replaceAll(FORK, 'd1a2m3a4-0000-4000-8000-000000000001').split('\n').filter((l) => l !== '');
     const junk = '{"uuid":"9e8d","type":"assistant","usageMetadata":{"promptTokenCount":';
     writeFileSync(file, [...good.slice(0, 5), junk, ...good.slice(5)].join('\n') + '\n');
     const s = await runImport(qwenCodeImporter, [file], sink);
     expect(s.malformedRecords).toBe(1);
     const [dl] = await sink.queryRows<{ reason: string; source: string; raw: string }>(`SELECT reason, source, raw FROM dead_letters FINAL WHERE source = '${file}:6'`);
     expect(dl).toMatchObject({ reason: 'import_malformed', raw: junk });
-    // The fork's one request and one call are still read (same ids: already stored, no new row).
+    // The fork's one request and one call are still read.
     expect(s.eventsEmitted).toBe(2);
     expect(s.counts.deadLetters).toBe(1);
     expect(s.skippedRecords).toEqual({ forked_copy: 4 });

@@ -162,6 +162,10 @@ describe('acp import into embedded ClickHouse', () => {
   const tmp = makeTempDir('acp-e2e');
   const growing = join(tmp.dir, 'growing.jsonl');
 
+  // The fixture folder's rows: the growing-capture test adds a session of its own beside them,
+  // and the tests pass in any order.
+  const OF_FIXTURES = `startsWith(source, '${FIXTURES}')`;
+
   beforeAll(async () => {
     ({ sink, cleanup } = await openTempSink('acp'));
     first = await runImport(acpImporter, [FIXTURES], sink);
@@ -178,14 +182,14 @@ describe('acp import into embedded ClickHouse', () => {
     expect(first.counts.eventsRead).toBe(9);
     expect(first.counts.rowsWritten + first.counts.deadLetters).toBe(9);
     expect(first.counts.deadLetters).toBe(0);
-    expect(await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL')).toBe(9);
-    const byStatus = await sink.queryRows<{ status: string; n: string }>('SELECT status, count() AS n FROM tool_calls FINAL GROUP BY status ORDER BY status');
+    expect(await countOf(sink, `SELECT count() AS n FROM tool_calls FINAL WHERE ${OF_FIXTURES}`)).toBe(9);
+    const byStatus = await sink.queryRows<{ status: string; n: string }>(`SELECT status, count() AS n FROM tool_calls FINAL WHERE ${OF_FIXTURES} GROUP BY status ORDER BY status`);
     expect(Object.fromEntries(byStatus.map((r) => [r.status, Number(r.n)]))).toEqual({ error: 2, ok: 6, pending: 1 });
     const [mcp] = await sink.queryRows<{ namespace: string; via: string; mcp_server: string; mcp_tool: string }>(
-      "SELECT namespace, via, mcp_server, mcp_tool FROM tool_calls FINAL WHERE harness = 'mcp'",
+      `SELECT namespace, via, mcp_server, mcp_tool FROM tool_calls FINAL WHERE harness = 'mcp' AND ${OF_FIXTURES}`,
     );
     expect(mcp).toEqual({ namespace: 'mcp', via: 'use_tool', mcp_server: 'github', mcp_tool: 'get_pull_request' });
-    expect(await countOf(sink, "SELECT count() AS n FROM tool_calls FINAL WHERE has(flags, 'uncatalogued')")).toBe(1);
+    expect(await countOf(sink, `SELECT count() AS n FROM tool_calls FINAL WHERE has(flags, 'uncatalogued') AND ${OF_FIXTURES}`)).toBe(1);
     const [edit] = await sink.queryRows<{ raw_input: string; path: string }>("SELECT raw_input, path FROM tool_calls FINAL WHERE tool_name = 'search_replace'");
     expect(edit?.path).toBe('internal/ledger/balance.go');
     expect(edit?.raw_input).toContain('// \\u2248 banker');
@@ -195,7 +199,7 @@ describe('acp import into embedded ClickHouse', () => {
     const second = await runImport(acpImporter, [FIXTURES], sink);
     expect(second.filesUnchanged).toBe(2);
     expect(second.counts.eventsRead).toBe(0);
-    expect(await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL')).toBe(9);
+    expect(await countOf(sink, `SELECT count() AS n FROM tool_calls FINAL WHERE ${OF_FIXTURES}`)).toBe(9);
     expect(await countOf(sink, 'SELECT count() AS n FROM dead_letters FINAL')).toBe(0);
   });
 

@@ -132,7 +132,10 @@ describe.skipIf(brokers === null)('two machines, one topic, one warehouse', () =
     expect(first.b.metrics['secrets_redacted']).toBeGreaterThanOrEqual(1);
   });
 
-  it('keys each record by its session and carries the machine in it, redacted before it left', async () => {
+  // One scenario in steps, each on what the one before left (a topic and a warehouse are shared
+  // state: as separate tests they depended on running in file order).
+  it('step by step: records keyed by session with the machine, redacted; both machines in one database (records in = rows + dead letters); a re-run publishes nothing; a deleted log keeps its rows', async () => {
+    // Step 1: keys each record by its session and carries the machine in it, redacted before it left.
     const records = await readTopic(client, topic, eventsA + eventsB);
     expect(records).toHaveLength(eventsA + eventsB);
     const hosts: Record<string, number> = {};
@@ -150,9 +153,8 @@ describe.skipIf(brokers === null)('two machines, one topic, one warehouse', () =
     expect(String(dlq[0]?.headers[DLQ_TOPIC_HEADERS.originSource])).toBe(`${fileB}:8`);
     expect(String(dlq[0]?.headers['toolcanon.origin.host'])).toBe('machine-b');
     expect(dlq[0]?.value?.toString('utf8')).toBe('{"type":"assistant","message":');
-  });
 
-  it('writes both machines into one database: records in = rows + dead letters', async () => {
+    // Step 2: writes both machines into one database: records in = rows + dead letters.
     const byHost = await rows("SELECT host, uniqExact(device_id) AS devices, count() AS calls FROM tool_calls FINAL GROUP BY host ORDER BY host");
     expect(byHost).toEqual([
       { host: 'machine-a', devices: '1', calls: String(expectA.calls) },
@@ -176,9 +178,8 @@ describe.skipIf(brokers === null)('two machines, one topic, one warehouse', () =
     const sessions = await rows('SELECT DISTINCT session_id FROM tool_calls FINAL ORDER BY session_id');
     expect(sessions.map((s) => s['session_id'])).toEqual([...expectA.sessions, ...expectB.sessions].sort());
     expect((await rows(`SELECT count() AS n FROM tool_calls FINAL WHERE position(raw_input, '${SECRET}') > 0`))[0]?.['n']).toBe('0');
-  });
 
-  it('re-running both imports publishes nothing and adds no row', async () => {
+    // Step 3: re-running both imports publishes nothing and adds no row.
     const before = await highWatermarkSum(topic);
     const a = await importA();
     const b = await importB();
@@ -191,15 +192,14 @@ describe.skipIf(brokers === null)('two machines, one topic, one warehouse', () =
     expect(await highWatermarkSum(topic)).toBe(before);
     expect(await highWatermarkSum(`${topic}.dlq`)).toBe(1);
     expect((await rows('SELECT count() AS n FROM tool_calls FINAL'))[0]?.['n']).toBe(String(expectA.calls + expectB.calls));
-  });
 
-  it('keeps the rows of a log deleted after its import; the next import reads only the new log', async () => {
+    // Step 4: keeps the rows of a log deleted after its import; the next import reads only the new log.
     rmSync(fileA);
     const generated = writeClaudeTranscript(join(logsA, 'generated.jsonl'), 20_000, 500);
-    const a = await importA();
-    expect(a.code, a.stderr).toBe(0);
-    expect(a.metrics['files_seen']).toBe(1);
-    expect(a.metrics['records_published']).toBe(generated.events);
+    const afterDelete = await importA();
+    expect(afterDelete.code, afterDelete.stderr).toBe(0);
+    expect(afterDelete.metrics['files_seen']).toBe(1);
+    expect(afterDelete.metrics['records_published']).toBe(generated.events);
     await waitForAllCommitted(admin, group, topic);
     await waitFor('the generated events in the warehouse', async () => {
       const [n] = await rows("SELECT (SELECT count() FROM tool_calls FINAL WHERE host = 'machine-a') + (SELECT count() FROM token_usage FINAL WHERE host = 'machine-a' AND source = 'observed') AS n");
@@ -213,5 +213,5 @@ describe.skipIf(brokers === null)('two machines, one topic, one warehouse', () =
     // And once more: nothing new.
     const again = await importA();
     expect(again.metrics['records_published']).toBe(0);
-  });
+  }, 300_000);
 });

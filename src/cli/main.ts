@@ -1,4 +1,5 @@
 // The toolcanon command line: replay, validate, report, query, catalogue.
+import { readFileSync } from 'node:fs';
 import { redactionFromEnv } from '../redact/redact.ts';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CATALOGUE_ROWS, renderCatalogueMarkdown } from '../catalogue/index.ts';
@@ -61,6 +62,7 @@ Options:
                              API keys, tokens, passwords and private keys become [REDACTED:kind:hash]
   --no-progress              Never draw a progress bar
   -h, --help                 Show this help
+  -V, --version              Print toolcanon's version
 `;
 
 const SINK_FLAGS = `  --db DIR                   Embedded ClickHouse data directory (default .toolcanon/db, or $TOOLCANON_DB)
@@ -190,6 +192,7 @@ const OPTIONS = {
   'dlq-topic': { type: 'string' },
   partitions: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
+  version: { type: 'boolean', short: 'V', default: false },
 } as const satisfies ParseArgsConfig['options'];
 
 
@@ -282,6 +285,12 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
   const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
+  if (values.version || command === 'version') {
+    // The same path from src/cli and dist/cli; read only here, so no other command pays for it.
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    io.out(`toolcanon ${pkg.version}`);
+    return 0;
+  }
   if (values.help && command !== undefined && COMMAND_HELP[command] !== undefined) {
     io.out(COMMAND_HELP[command]);
     return 0;

@@ -19,6 +19,16 @@ function toolcanon(args: string[], input?: string): { code: number | null; stdou
 const jsonLines = (text: string): Record<string, unknown>[] => text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('toolcanon CLI', () => {
+  it('--version, -V and `version` print the package version', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const args of [['--version'], ['-V'], ['version']]) {
+      const r = toolcanon(args);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(`toolcanon ${pkg.version}\n`);
+      expect(r.stderr).toBe('');
+    }
+  });
+
   it('replay prints a summary whose counts add up, in every format', () => {
     const r = toolcanon(['replay', join(ROOT, 'fixtures'), '--format', 'json']);
     expect(r.code, r.stderr).toBe(0);

@@ -68,11 +68,19 @@ describe('MCP lifecycle and discovery in embedded ClickHouse', () => {
   let cleanup: () => Promise<void>;
   let oneBatch: Dump;
   let counts: PipelineCounts;
+  /** The tables' counts right after the first replay (later tests truncate and replay again). */
+  let stored: Record<'mcpEvents' | 'serverStates' | 'registrations' | 'discovery', number>;
 
   beforeAll(async () => {
     ({ sink, dir, cleanup } = await openTempSink('mcp'));
     counts = await replayPaths([LIFECYCLE, DISCOVERY], sink);
     oneBatch = await dump(sink);
+    stored = {
+      mcpEvents: await countOf(sink, 'SELECT count() AS n FROM mcp_events FINAL'),
+      serverStates: await countOf(sink, 'SELECT count() AS n FROM mcp_server_state FINAL'),
+      registrations: await countOf(sink, 'SELECT count() AS n FROM mcp_tool_registrations FINAL'),
+      discovery: await countOf(sink, 'SELECT count() AS n FROM discovery_events FINAL'),
+    };
   }, 120_000);
   afterAll(async () => cleanup?.());
 
@@ -81,10 +89,10 @@ describe('MCP lifecycle and discovery in embedded ClickHouse', () => {
     expect(counts.eventsRead).toBe(lines);
     expect(counts.deadLetters).toBe(0);
     expect(counts.toolCallRows + counts.mcpEventRows).toBe(lines);
-    expect(await countOf(sink, 'SELECT count() AS n FROM mcp_events FINAL')).toBe(counts.mcpEventRows);
-    expect(await countOf(sink, 'SELECT count() AS n FROM mcp_server_state FINAL')).toBe(counts.mcpServerStateRows);
-    expect(await countOf(sink, 'SELECT count() AS n FROM mcp_tool_registrations FINAL')).toBe(counts.mcpToolRegistrations);
-    expect(await countOf(sink, 'SELECT count() AS n FROM discovery_events FINAL')).toBe(counts.discoveryEvents);
+    expect(stored.mcpEvents).toBe(counts.mcpEventRows);
+    expect(stored.serverStates).toBe(counts.mcpServerStateRows);
+    expect(stored.registrations).toBe(counts.mcpToolRegistrations);
+    expect(stored.discovery).toBe(counts.discoveryEvents);
   });
 
   it('holds exactly the rows the pure derivation gives (the golden files\' source)', () => {

@@ -78,7 +78,9 @@ describe.skipIf(!support.ok)('the disk fills up while a replay writes', () => {
     for (const line of read('dump.out').split('\n')) {
       if (line === '') continue;
       const { t, r } = JSON.parse(line) as { t: string; r: string };
-      after.set(t, [...(after.get(t) ?? []), r]);
+      const rows = after.get(t);
+      if (rows === undefined) after.set(t, [r]);
+      else rows.push(r);
     }
     for (const rows of after.values()) rows.sort();
     expect(after).toEqual(reference);

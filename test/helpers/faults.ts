@@ -147,7 +147,9 @@ export async function dumpAs(db: string, command: readonly string[], env: NodeJS
   for (const line of r.stdout.split('\n')) {
     if (line === '') continue;
     const { t, r: row } = JSON.parse(line) as { t: string; r: string };
-    out.set(t, [...(out.get(t) ?? []), row]);
+    const rows = out.get(t);
+    if (rows === undefined) out.set(t, [row]);
+    else rows.push(row); // not a copy per row: a 30 k-row table took ~50 s that way
   }
   for (const rows of out.values()) rows.sort();
   return out;

@@ -1,7 +1,10 @@
 // The ClickHouse sink: one code path for the embedded engine (chdb, the default) and a server.
-import { resolve } from 'node:path';
+import { closeSync, mkdirSync, openSync, rmSync, writevSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
@@ -9,7 +12,8 @@ import type { AppliedEvent, ContextRef, ServerToDerive, Sink, StoredContext, Too
 import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
 import { SCHEMA_SNAPSHOT } from './schema-snapshot.ts';
-import { encodeTsv, TsvWriter } from './tsv.ts';
+import { encodeTsv } from './tsv.ts';
+import { encodeNative, nativeColumns, NativeWriter } from './native.ts';
 import { assertNotBusy, assertSameDataDir, DataDirError, describeEngineFailure, dirIdentity, prepareDataDir, withMetadataIdentity, type DirIdentity } from './datadir.ts';
 import { SinkError } from './errors.ts';
 import { describeServerFailure, isRetryable, RETRY_DELAYS_MS, serverSettings, withoutUserName, type RequestKind, type ServerSettings } from './server.ts';
@@ -31,6 +35,35 @@ const INSERT_SETTINGS = { optimize_on_insert: 0, max_partitions_per_insert_block
 const CLIENT_INSERT_SETTINGS = { optimize_on_insert: 0, max_partitions_per_insert_block: '0' } as const;
 
 export const DEFAULT_DB_DIR = '.toolcanon/db';
+
+/**
+ * The folder of an embedded data directory where a Native block waits for the engine to read it
+ * (one file per insert, removed after it; emptied when a sink opens: one process per directory).
+ */
+export const INSERTS_DIR = 'inserts';
+
+/** Writes `parts` to a new file, in order (one system call for many parts). */
+function writeParts(file: string, parts: readonly Buffer[]): void {
+  const fd = openSync(file, 'w');
+  try {
+    let pending = parts.filter((p) => p.length > 0);
+    while (pending.length > 0) {
+      // writev takes at most IOV_MAX (1024) buffers and may write fewer bytes than asked.
+      let written = writevSync(fd, pending.slice(0, 1024));
+      let i = 0;
+      while (i < pending.length && written >= (pending[i] as Buffer).length) written -= (pending[i++] as Buffer).length;
+      pending = pending.slice(i);
+      if (written > 0) pending[0] = (pending[0] as Buffer).subarray(written);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `s` as a single-quoted SQL string literal. */
+function sqlString(s: string): string {
+  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
 
 /**
  * Server settings of the embedded engine, which lives in this process: caches sized for
@@ -176,14 +209,16 @@ type SinkPlace =
   | { readonly kind: 'embedded'; readonly dir: string; identity?: DirIdentity }
   | { readonly kind: 'server'; readonly where: string; readonly settings: ServerSettings };
 
-/** Tool-call rows encoded as TabSeparated with TOOL_CALL_COLUMNS as they arrive. */
-class TsvToolCallBatch implements ToolCallBatch {
-  readonly writer: TsvWriter;
+const TOOL_CALL_NATIVE = nativeColumns('tool_calls', TOOL_CALL_COLUMNS);
+
+/** Tool-call rows encoded as a Native block of TOOL_CALL_COLUMNS as they arrive. */
+class NativeToolCallBatch implements ToolCallBatch {
+  readonly writer: NativeWriter;
   constructor(sizeHint: number) {
-    this.writer = new TsvWriter(sizeHint);
+    this.writer = new NativeWriter(TOOL_CALL_NATIVE, sizeHint);
   }
   add(row: ToolCallRow): void {
-    this.writer.row(row, TOOL_CALL_COLUMNS);
+    this.writer.row(row);
   }
   get rows(): number {
     return this.writer.rows;
@@ -194,6 +229,9 @@ class TsvToolCallBatch implements ToolCallBatch {
 }
 
 export class ClickHouseSink implements Sink {
+  /** Numbers the Native blocks written to INSERTS_DIR. */
+  private insertSeq = 0;
+
   private constructor(
     readonly client: ClickHouseClient,
     readonly description: string,
@@ -231,6 +269,14 @@ export class ClickHouseSink implements Sink {
       }
       const identity = dirIdentity(target.dir);
       if (identity !== undefined) place.identity = identity;
+      try {
+        // Left by a process killed during an insert: never read again.
+        rmSync(join(target.dir, INSERTS_DIR), { recursive: true, force: true });
+        mkdirSync(join(target.dir, INSERTS_DIR));
+      } catch (error) {
+        engine.close();
+        throw ClickHouseSink.explain(error, place, 1);
+      }
       try {
         // chdb types its Connection against @clickhouse/client-common's copy of the settings
         // types, which differ from @clickhouse/client's own copy only under
@@ -470,13 +516,56 @@ export class ClickHouseSink implements Sink {
     }
   }
 
+  /** Inserts rows as one Native block (see native.ts). */
+  private async insertNative(table: AnalyticsTable, rows: readonly object[], columns: readonly string[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.insertNativeBody(table, encodeNative(table, rows, columns), columns);
+  }
+
+  /**
+   * Inserts a Native block. Embedded: chdb's inline insert takes text formats only (the data
+   * travels inside the query text), so the block is written to a file of the data directory's
+   * `inserts/` folder that the engine reads (`FROM INFILE`) and removed after; a server gets it
+   * as the body of `INSERT … FORMAT Native`. Both read the block the same way: its columns are
+   * converted to the table's types on insert.
+   */
+  private async insertNativeBody(table: string, body: readonly Buffer[], columns: readonly string[]): Promise<void> {
+    if (body.length === 0) return;
+    const names = columns.map((c) => `\`${c}\``).join(', ');
+    if (this.place.kind === 'embedded') {
+      const dir = this.place.dir;
+      await this.request('once', async () => {
+        const file = join(dir, INSERTS_DIR, `${process.pid}-${++this.insertSeq}.native`);
+        try {
+          writeParts(file, body);
+          await this.client.command({
+            query: `INSERT INTO ${table} (${names}) FROM INFILE ${sqlString(file)} SETTINGS optimize_on_insert = 0, max_partitions_per_insert_block = 0 FORMAT Native`,
+          });
+        } finally {
+          await rm(file, { force: true }).catch(() => undefined);
+        }
+      });
+    } else {
+      await this.request('once', async () => {
+        const result = await this.client.exec({
+          query: `INSERT INTO ${table} (${names}) FORMAT Native`,
+          values: Readable.from(body),
+          clickhouse_settings: { ...CLIENT_INSERT_SETTINGS, input_format_native_allow_types_conversion: 1 },
+        });
+        result.stream.resume();
+        await finished(result.stream);
+      });
+    }
+  }
+
   toolCallBatch(sizeHint: number): ToolCallBatch {
-    return new TsvToolCallBatch(sizeHint);
+    return new NativeToolCallBatch(sizeHint);
   }
 
   async writeToolCalls(batch: ToolCallBatch): Promise<void> {
-    if (!(batch instanceof TsvToolCallBatch)) throw new TypeError('writeToolCalls takes a batch made by this sink (toolCallBatch)');
-    await this.insertTsvBody('tool_calls', batch.writer.bytes(), TOOL_CALL_COLUMNS);
+    if (!(batch instanceof NativeToolCallBatch)) throw new TypeError('writeToolCalls takes a batch made by this sink (toolCallBatch)');
+    if (batch.rows === 0) return;
+    await this.insertNativeBody('tool_calls', batch.writer.parts(), TOOL_CALL_COLUMNS);
   }
 
   async writeDeadLetters(rows: readonly DeadLetterRow[]): Promise<void> {
@@ -484,27 +573,27 @@ export class ClickHouseSink implements Sink {
   }
 
   async writeTokenUsage(rows: readonly TokenUsageRow[]): Promise<void> {
-    await this.insertTsv('token_usage', rows, TOKEN_USAGE_COLUMNS);
+    await this.insertNative('token_usage', rows, TOKEN_USAGE_COLUMNS);
   }
 
   async writeBreaches(rows: readonly BreachRow[]): Promise<void> {
-    await this.insertTsv('threshold_breaches', rows, BREACH_COLUMNS);
+    await this.insertNative('threshold_breaches', rows, BREACH_COLUMNS);
   }
 
   async writeMcpEvents(rows: readonly McpEventRow[]): Promise<void> {
-    await this.insertTsv('mcp_events', rows, MCP_EVENT_COLUMNS);
+    await this.insertNative('mcp_events', rows, MCP_EVENT_COLUMNS);
   }
 
   async writeMcpServerStates(rows: readonly McpServerStateRow[]): Promise<void> {
-    await this.insertTsv('mcp_server_state', rows, MCP_SERVER_STATE_COLUMNS);
+    await this.insertNative('mcp_server_state', rows, MCP_SERVER_STATE_COLUMNS);
   }
 
   async writeMcpToolRegistrations(rows: readonly McpToolRegistrationRow[]): Promise<void> {
-    await this.insertTsv('mcp_tool_registrations', rows, MCP_TOOL_REGISTRATION_COLUMNS);
+    await this.insertNative('mcp_tool_registrations', rows, MCP_TOOL_REGISTRATION_COLUMNS);
   }
 
   async writeDiscoveryEvents(rows: readonly DiscoveryEventRow[]): Promise<void> {
-    await this.insertTsv('discovery_events', rows, DISCOVERY_EVENT_COLUMNS);
+    await this.insertNative('discovery_events', rows, DISCOVERY_EVENT_COLUMNS);
   }
 
   /** Every stored lifecycle event of the given servers (one copy per event id), raw text left out. */

@@ -512,7 +512,7 @@ export class ClickHouseSink implements Sink {
     } else {
       const [first, ...rest] = columns;
       if (first === undefined) throw new Error(`No columns for ${table}`);
-      await this.client.insert({ table, values: Readable.from([body]), format: 'TabSeparated', columns: [first, ...rest], clickhouse_settings: CLIENT_INSERT_SETTINGS });
+      await this.client.insert({ table, values: Readable.from([body], { objectMode: false }), format: 'TabSeparated', columns: [first, ...rest], clickhouse_settings: CLIENT_INSERT_SETTINGS });
     }
   }
 
@@ -549,7 +549,7 @@ export class ClickHouseSink implements Sink {
       await this.request('once', async () => {
         const result = await this.client.exec({
           query: `INSERT INTO ${table} (${names}) FORMAT Native`,
-          values: Readable.from(body),
+          values: Readable.from(body, { objectMode: false }),
           clickhouse_settings: { ...CLIENT_INSERT_SETTINGS, input_format_native_allow_types_conversion: 1 },
         });
         result.stream.resume();

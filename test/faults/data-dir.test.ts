@@ -102,7 +102,15 @@ describe('a data directory that cannot be used', () => {
 describe('a data directory in use, or removed, while a replay writes to it', () => {
   const input = writeReplayInput(join(tmp.dir, 'in'), 30_000);
   const cleanDb = join(tmp.dir, 'busy');
-  let reference: Map<string, string[]>;
+  // What one clean run stores: made by whichever test needs it first (each test stands alone).
+  let referenceRun: Promise<Map<string, string[]>> | undefined;
+  const reference = (): Promise<Map<string, string[]>> =>
+    (referenceRun ??= (async () => {
+      const db = join(tmp.dir, 'clean');
+      const clean = await cli(['replay', input, '--db', db, '--format', 'json', '--no-progress']);
+      if (clean.code !== 0) throw new Error(`the clean replay failed: ${clean.stderr}`);
+      return dumpAs(db, asIs, process.env);
+    })());
 
   it('a second process gets one line naming the directory, the process holding it and what to do', async () => {
     const holder = startCli(['replay', input, '--db', cleanDb, '--format', 'json', '--no-progress']);
@@ -120,7 +128,7 @@ describe('a data directory in use, or removed, while a replay writes to it', () 
     expect((await holder.exited).code, holder.stderr).toBe(0);
     const after = await cli(['query', 'SELECT count() AS n FROM tool_calls FINAL', '--db', cleanDb, '--format', 'json']);
     expect(after.code, after.stderr).toBe(0);
-    reference = await dumpAs(cleanDb, asIs, process.env);
+    expect(await dumpAs(cleanDb, asIs, process.env)).toEqual(await reference());
   });
 
   it('removed while writing: one line, exit 1 (never a success that stored nothing); the rerun stores what a clean run does', async () => {
@@ -133,7 +141,7 @@ describe('a data directory in use, or removed, while a replay writes to it', () 
     expect(removedDataDirLines(db)).toContain(failureLine(run.stderr));
     const again = await cli(['replay', input, '--db', db, '--format', 'json', '--no-progress']);
     expect(again.code, again.stderr).toBe(0);
-    expect(await dumpAs(db, asIs, process.env)).toEqual(reference);
+    expect(await dumpAs(db, asIs, process.env)).toEqual(await reference());
   });
 
   it('emptied while writing, the directory itself kept (the engine makes the folders of its next part again): one line, exit 1; the rerun stores what a clean run does', async () => {
@@ -150,6 +158,6 @@ describe('a data directory in use, or removed, while a replay writes to it', () 
     rmSync(db, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     const again = await cli(['replay', input, '--db', db, '--format', 'json', '--no-progress']);
     expect(again.code, again.stderr).toBe(0);
-    expect(await dumpAs(db, asIs, process.env)).toEqual(reference);
+    expect(await dumpAs(db, asIs, process.env)).toEqual(await reference());
   });
 });

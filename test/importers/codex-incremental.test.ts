@@ -78,7 +78,6 @@ describe.skipIf(SOURCE === null)('incremental codex imports of a corpus rollout'
   let outputLine: string;
   let pendingCallId: string;
   let rollout: string;
-  let firstEmitted = 0;
 
   beforeAll(() => {
     const source = SOURCE ?? '';
@@ -104,31 +103,35 @@ describe.skipIf(SOURCE === null)('incremental codex imports of a corpus rollout'
     expect(referenceUsage(lines).requests).toBeGreaterThan(referenceUsage(head).requests);
   });
 
-  it('imports what is complete, leaves the truncated last line for later, keeps the open call pending', async () => {
+  // One ordered scenario: each step imports the file as the step before left it (so the steps
+  // cannot run apart or in another order).
+  it('step by step: what is complete, then what the grown file adds, then nothing', async () => {
+    // 1. Imports what is complete, leaves the truncated last line for later, keeps the open call pending.
     const s = await runImport(codexImporter, [join(dir, 'sessions')], sink);
     expect(s.recordsRead).toBe(head.length);
     expect(s.eventsEmitted).toBe(functionCalls(head).length + referenceUsage(head).requests);
     expect(s.counts.rowsWritten + s.counts.deadLetters).toBe(s.eventsEmitted);
-    firstEmitted = s.eventsEmitted;
-    const [state] = await sink.queryRows<{ complete_bytes: string }>("SELECT complete_bytes FROM import_files FINAL WHERE importer = 'codex'");
+    const firstEmitted = s.eventsEmitted;
+    const states = await sink.queryRows<{ complete_bytes: string }>({ query: "SELECT complete_bytes FROM import_files FINAL WHERE importer = 'codex' AND path = {p:String}", query_params: { p: rollout } });
+    expect(states).toHaveLength(1);
+    const [state] = states;
     expect(Number(state?.complete_bytes)).toBe(headBytes);
     expect(await sessionUsage(sink, SESSION)).toEqual(referenceUsage(head));
     const statuses = await sink.queryRows<{ call_id: string; status: string }>(`SELECT call_id, status FROM tool_calls FINAL WHERE session_id = '${SESSION}' ORDER BY ts, call_id`);
     expect(statuses).toHaveLength(functionCalls(head).length);
     expect(statuses.filter((r) => r.status === 'pending')).toEqual([{ call_id: pendingCallId, status: 'pending' }]);
-  });
 
-  it('a grown copy imports only what is new; the pending call is completed in place', async () => {
+    // 2. A grown copy imports only what is new; the pending call is completed in place.
     appendFileSync(rollout, full.subarray(headBytes + Buffer.byteLength(outputLine.slice(0, Math.floor(outputLine.length / 2)), 'utf8')));
     expect(readFileSync(rollout).equals(full)).toBe(true);
     const all = parseRollout(rollout, full).events;
-    const s = await runImport(codexImporter, [join(dir, 'sessions')], sink);
-    expect(s.filesRead).toBe(1);
+    const grown = await runImport(codexImporter, [join(dir, 'sessions')], sink);
+    expect(grown.filesRead).toBe(1);
     // Every event except the pending call was written already; the call comes again, completed.
-    expect(s.eventsAlreadyImported).toBe(firstEmitted - 1);
-    expect(s.eventsEmitted).toBe(all.length - s.eventsAlreadyImported);
-    expect(s.eventsEmitted).toBe(functionCalls(lines).length + referenceUsage(lines).requests - (firstEmitted - 1));
-    expect(s.counts.rowsWritten + s.counts.deadLetters).toBe(s.eventsEmitted);
+    expect(grown.eventsAlreadyImported).toBe(firstEmitted - 1);
+    expect(grown.eventsEmitted).toBe(all.length - grown.eventsAlreadyImported);
+    expect(grown.eventsEmitted).toBe(functionCalls(lines).length + referenceUsage(lines).requests - (firstEmitted - 1));
+    expect(grown.counts.rowsWritten + grown.counts.deadLetters).toBe(grown.eventsEmitted);
 
     expect(await sessionUsage(sink, SESSION)).toEqual(referenceUsage(lines));
     expect(await countOf(sink, `SELECT count() AS n FROM tool_calls FINAL WHERE session_id = '${SESSION}'`)).toBe(functionCalls(lines).length);
@@ -139,12 +142,11 @@ describe.skipIf(SOURCE === null)('incremental codex imports of a corpus rollout'
     expect(completed?.status).not.toBe('pending');
     expect(completed?.source).toBe(`${rollout}:${callIndex + 2}`);
     expect(Number(completed?.output_bytes)).toBeGreaterThan(0);
-  });
 
-  it('a third import of the unchanged file reads nothing and changes nothing', async () => {
+    // 3. A third import of the unchanged file reads nothing and changes nothing.
     const before = await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL');
-    const s = await runImport(codexImporter, [join(dir, 'sessions')], sink);
-    expect([s.filesUnchanged, s.eventsEmitted]).toEqual([1, 0]);
+    const third = await runImport(codexImporter, [join(dir, 'sessions')], sink);
+    expect([third.filesUnchanged, third.eventsEmitted]).toEqual([1, 0]);
     expect(await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL')).toBe(before);
   });
 });

@@ -18,6 +18,16 @@ function toolcanon(args: string[], input?: string): { code: number | null; stdou
 
 const jsonLines = (text: string): Record<string, unknown>[] => text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
 
+// The shipped fixtures replayed once into a database of their own, by whichever test needs them
+// first: no test depends on another having run before it.
+const FIXTURES_DB = ['--db', join(tmp.dir, 'fixtures-db')];
+let fixturesReplay: ReturnType<typeof toolcanon> | undefined;
+function replayedFixtures(): ReturnType<typeof toolcanon> {
+  fixturesReplay ??= toolcanon(['replay', join(ROOT, 'fixtures'), '--format', 'json', ...FIXTURES_DB]);
+  expect(fixturesReplay.code, fixturesReplay.stderr).toBe(0);
+  return fixturesReplay;
+}
+
 describe('toolcanon CLI', () => {
   it('--version, -V and `version` print the package version', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -30,8 +40,7 @@ describe('toolcanon CLI', () => {
   });
 
   it('replay prints a summary whose counts add up, in every format', () => {
-    const r = toolcanon(['replay', join(ROOT, 'fixtures'), '--format', 'json']);
-    expect(r.code, r.stderr).toBe(0);
+    const r = replayedFixtures();
     const m = Object.fromEntries(jsonLines(r.stdout).map((x) => [x['metric'], x['value']])) as Record<string, number>;
     expect(m['events_read']).toBeGreaterThan(250);
     expect((m['rows_written'] ?? NaN) + (m['dead_letters'] ?? NaN)).toBe(m['events_read']);
@@ -42,24 +51,26 @@ describe('toolcanon CLI', () => {
   });
 
   it('report tools answers from the replayed data', () => {
-    const r = toolcanon(['report', 'tools', '--by', 'namespace', '--format', 'json']);
+    replayedFixtures();
+    const r = toolcanon(['report', 'tools', '--by', 'namespace', '--format', 'json', ...FIXTURES_DB]);
     expect(r.code, r.stderr).toBe(0);
     const rows = jsonLines(r.stdout);
     expect(rows.map((x) => x['namespace'])).toEqual(expect.arrayContaining(['claude_code', 'codex', 'opencode', 'mcp', 'grok_build']));
-    const table = toolcanon(['report', 'tools']);
+    const table = toolcanon(['report', 'tools', ...FIXTURES_DB]);
     expect(table.stdout.split('\n')[0]).toMatch(/^namespace\s+kind\s+tool_name\s+calls/);
   });
 
   it('report mcp and report discovery answer from the replayed fixtures; --by is checked', () => {
-    const mcp = toolcanon(['report', 'mcp', '--format', 'json']);
+    replayedFixtures();
+    const mcp = toolcanon(['report', 'mcp', '--format', 'json', ...FIXTURES_DB]);
     expect(mcp.code, mcp.stderr).toBe(0);
     expect(jsonLines(mcp.stdout)[0]).toMatchObject({ server: 'postgres', restart_flags: 'after_disabled=1 attempts_exceeded=1 too_fast=2' });
-    const both = toolcanon(['report', 'discovery']);
+    const both = toolcanon(['report', 'discovery', ...FIXTURES_DB]);
     expect(both.code, both.stderr).toBe(0);
     expect(both.stdout).toContain('Discovery per model');
     expect(both.stdout).toContain('Discovery per MCP tool');
     expect(both.stdout).toMatch(/exports__startExport .* called only after search/);
-    const tools = toolcanon(['report', 'discovery', '--by', 'tool', '--format', 'csv']);
+    const tools = toolcanon(['report', 'discovery', '--by', 'tool', '--format', 'csv', ...FIXTURES_DB]);
     expect(tools.stdout.split('\n')[0]).toMatch(/^tool,server,visibility,calls/);
     const bad = toolcanon(['report', 'discovery', '--by', 'namespace']);
     expect(bad.code).toBe(2);

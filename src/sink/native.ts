@@ -256,19 +256,15 @@ function cellWriter(c: ColumnState): (v: unknown) => void {
       };
       break;
     case 'UInt64':
+    case 'Int64': {
       empty = 0;
+      const put = spec.wire === 'UInt64' ? d.u64.bind(d) : d.i64.bind(d);
       write = (v) => {
         if (typeof v !== 'number' && typeof v !== 'string') throw bad(spec, v);
-        d.u64(v);
+        put(v);
       };
       break;
-    case 'Int64':
-      empty = 0;
-      write = (v) => {
-        if (typeof v !== 'number' && typeof v !== 'string') throw bad(spec, v);
-        d.i64(v);
-      };
-      break;
+    }
     case 'Float64':
       empty = 0;
       write = (v) => {

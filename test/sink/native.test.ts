@@ -22,6 +22,10 @@ interface RawInsert {
 const EDGE_STRINGS: readonly string[] = [
   '',
   'a',
+  'x'.repeat(12), // the longest text copied by the ASCII loop
+  'x'.repeat(11) + 'é', // the loop meets a non-ASCII unit and hands the text to Buffer's writer
+  'é',
+  'x'.repeat(13),
   'x'.repeat(41) + 'é', // 42 code units, 43 bytes: the short path with a non-ASCII tail
   'x'.repeat(42) + 'é', // 43 code units: the long path
   'é'.repeat(42),

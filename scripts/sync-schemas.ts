@@ -1,8 +1,9 @@
 // Rewrites the shared parts of schemas/*.schema.json (harness list, common field rules) from
 // their one source (src/decode/envelope-schemas.ts), then the envelope types derived from the
-// schemas (src/decode/envelope-types.ts). Usage: npx tsx scripts/sync-schemas.ts [--check]
+// schemas (src/decode/envelope-types.ts) and their compiled validators (src/decode/validators.generated.ts). Usage: npx tsx scripts/sync-schemas.ts [--check]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ENVELOPE_TYPES_PATH, envelopeTypesText, readSchemaText, SCHEMA_FILES, schemaPath, syncedSchemaText } from '../src/decode/envelope-schemas.ts';
+import { VALIDATORS_PATH, validatorsText } from '../src/decode/validator-code.ts';
 
 const check = process.argv.includes('--check');
 let stale = 0;
@@ -25,4 +26,11 @@ try {
   // written below
 }
 sync('src/decode/envelope-types.ts', ENVELOPE_TYPES_PATH, types, envelopeTypesText(texts));
+let validators = '';
+try {
+  validators = readFileSync(VALIDATORS_PATH, 'utf8');
+} catch {
+  // written below
+}
+sync('src/decode/validators.generated.ts', VALIDATORS_PATH, validators, validatorsText(texts));
 process.exitCode = check && stale ? 1 : 0;

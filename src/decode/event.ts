@@ -2,8 +2,8 @@
 // row, a usage record or a dead letter. Never throws on bad input: every event ends in exactly
 // one of them.
 import { sha256Hex } from '../util/hash.ts';
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import { readSchemaText, SCHEMA_FILES } from './envelope-schemas.ts';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import * as compiled from './validators.generated.ts';
 import type { McpStatusEvent, McpToolsChangedEvent, McpToolsEvent, ToolCallEvent, UsageEvent } from './envelope-types.ts';
 import { TOOL_META_VERSION } from '../canonical/meta.ts';
 import type { UsageRecord } from '../model/records.ts';
@@ -78,17 +78,13 @@ export const EVENT_TYPES = ['tool_call', 'usage', 'mcp_status', 'mcp_tools', 'mc
 
 type McpEvent = McpStatusEvent | McpToolsEvent | McpToolsChangedEvent;
 
-const ajv = new Ajv2020({ allErrors: false, strict: true, allowUnionTypes: true });
-function loadSchema(file: string): object {
-  return JSON.parse(readSchemaText(file)) as object;
-}
-/** Compiled once per process. */
-const validateToolCall = ajv.compile<ToolCallEvent>(loadSchema(SCHEMA_FILES.tool_call));
-const validateUsage = ajv.compile<UsageEvent>(loadSchema(SCHEMA_FILES.usage));
+/** Compiled from the schemas by scripts/sync-schemas.ts (src/decode/validator-code.ts), loaded as code. */
+const validateToolCall = compiled.tool_call as unknown as ValidateFunction<ToolCallEvent>;
+const validateUsage = compiled.usage as unknown as ValidateFunction<UsageEvent>;
 const validateMcp = {
-  mcp_status: ajv.compile<McpStatusEvent>(loadSchema(SCHEMA_FILES.mcp_status)),
-  mcp_tools: ajv.compile<McpToolsEvent>(loadSchema(SCHEMA_FILES.mcp_tools)),
-  mcp_tools_changed: ajv.compile<McpToolsChangedEvent>(loadSchema(SCHEMA_FILES.mcp_tools_changed)),
+  mcp_status: compiled.mcp_status as unknown as ValidateFunction<McpStatusEvent>,
+  mcp_tools: compiled.mcp_tools as unknown as ValidateFunction<McpToolsEvent>,
+  mcp_tools_changed: compiled.mcp_tools_changed as unknown as ValidateFunction<McpToolsChangedEvent>,
 } as const;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 

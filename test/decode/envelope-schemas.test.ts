@@ -6,6 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { HARNESSES } from '../../src/canonical/meta.ts';
 import { ENVELOPE_TYPES_PATH, envelopeTypesText, readSchemaText, SCHEMA_FILES, syncedSchemaText } from '../../src/decode/envelope-schemas.ts';
 import { decodeEvent, nowClickHouseTime, DEFAULT_LIMITS } from '../../src/decode/event.ts';
+import { AJV_OPTIONS, VALIDATORS_PATH, validatorsText } from '../../src/decode/validator-code.ts';
+import * as compiled from '../../src/decode/validators.generated.ts';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { listInputFiles } from '../../src/source/file.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -54,5 +58,53 @@ describe('envelope schemas', () => {
     const line = JSON.stringify({ schema: 'toolcanon.event/v1', type: 'tool_call', ts: '2026-12-03T10:00:00Z', harness, session_id: 's', call_id: 'c', tool: 'read_file', input: {}, status: 'ok' });
     const o = decodeEvent(Buffer.from(line), 'test:1', nowClickHouseTime(), DEFAULT_LIMITS);
     expect(o.kind, o.kind === 'dead' ? o.dead.detail : '').toBe('row');
+  });
+
+  it('the compiled validators (src/decode/validators.generated.ts) are those of the schemas as they are (else: npx tsx scripts/sync-schemas.ts)', () => {
+    expect(readFileSync(VALIDATORS_PATH, 'utf8')).toBe(validatorsText());
+    // A rule changed in a schema changes the code.
+    const file = SCHEMA_FILES.usage;
+    const changed = JSON.parse(readSchemaText(file)) as { properties: Record<string, Record<string, unknown>> };
+    changed.properties['model'] = { ...changed.properties['model'], maxLength: 7 };
+    expect(validatorsText((f) => (f === file ? JSON.stringify(changed) : readSchemaText(f)))).not.toBe(validatorsText());
+  });
+
+  it('the compiled validators judge every shipped event and every mutation of it as ajv compiling the schemas in process does', () => {
+    const ajv = new Ajv2020(AJV_OPTIONS);
+    const inProcess = Object.fromEntries(Object.entries(SCHEMA_FILES).map(([type, f]) => [type, ajv.compile(JSON.parse(readSchemaText(f)) as object)])) as Record<string, ValidateFunction>;
+    const generated = compiled as unknown as Record<string, ValidateFunction>;
+    const judge = (v: ValidateFunction, event: unknown): string => (v(event) ? 'valid' : JSON.stringify(v.errors?.[0]));
+    const mutations = (e: Record<string, unknown>): unknown[] => {
+      const out: unknown[] = [];
+      for (const k of Object.keys(e)) {
+        const { [k]: _dropped, ...without } = e;
+        out.push(without, { ...e, [k]: null }, { ...e, [k]: 42 }, { ...e, [k]: 'x'.repeat(300) }, { ...e, [k]: [] }, { ...e, [k]: -1 });
+      }
+      out.push({ ...e, extra: 1 });
+      return out;
+    };
+    let judged = 0;
+    let invalid = 0;
+    for (const f of listInputFiles([`${ROOT}fixtures`])) {
+      for (const line of readFileSync(f.path, 'utf8').split('\n')) {
+        let e: unknown;
+        try {
+          e = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if (typeof e !== 'object' || e === null || Array.isArray(e)) continue;
+        const type = (e as { type?: unknown }).type;
+        if (typeof type !== 'string' || !(type in inProcess)) continue;
+        for (const candidate of [e, ...mutations(e as Record<string, unknown>)]) {
+          const want = judge(inProcess[type] as ValidateFunction, candidate);
+          expect(judge(generated[type] as ValidateFunction, candidate)).toBe(want);
+          judged++;
+          if (want !== 'valid') invalid++;
+        }
+      }
+    }
+    expect(judged).toBeGreaterThan(10_000);
+    expect(invalid).toBeGreaterThan(judged / 2);
   });
 });

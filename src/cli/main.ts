@@ -1,5 +1,5 @@
 // The toolcanon command line: replay, validate, report, query, catalogue.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { redactionFromEnv } from '../redact/redact.ts';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CATALOGUE_ROWS, renderCatalogueMarkdown } from '../catalogue/index.ts';
@@ -18,6 +18,8 @@ import { ScopeError } from '../report/scope.ts';
 import { IMPORTER_IDS } from '../importers/types.ts';
 import { isImporterId, loadImporter } from '../importers/registry.ts';
 import { runImport, type ImportSummary } from '../importers/run.ts';
+import type { Importer } from '../importers/types.ts';
+import type { Machine } from '../decode/event.ts';
 import { ConfigError, scrubSecrets } from '../config/secrets.ts';
 import { describeKafkaFailure } from '../kafka/errors.ts';
 import { SinkError } from '../sink/errors.ts';
@@ -31,6 +33,7 @@ Commands:
   import <${IMPORTER_IDS.join('|')}> [paths…]
                              Import the logs a harness already writes (default: its usual folder);
                              incremental: unchanged files are skipped, grown files add what is new
+  import all                 Import every harness whose default folder exists, in one process
   validate <paths…|->        Check events without writing; one line per bad event; exit 1 if any
 ${reportsHelp('  ', 29)}
   query "<SQL>"              Run SQL against the analytics tables
@@ -94,10 +97,12 @@ ${ACCOUNTING_FLAGS}
 Example:
   toolcanon replay fixtures/ && toolcanon report tools
   cat events.jsonl | toolcanon replay - --db /tmp/tc`,
-  import: `Usage: toolcanon import <${IMPORTER_IDS.join('|')}> [paths…] [options]
+  import: `Usage: toolcanon import <${IMPORTER_IDS.join('|')}|all> [paths…] [options]
 
 Imports the logs a harness already writes (default: its usual folder). Incremental: unchanged
-files are skipped, grown files add what is new. Exits 1 when the files read held no event of
+files are skipped, grown files add what is new. \`import all\` imports every harness whose
+default folder exists, one after the other in one process (one start-up, one engine open), and
+prints each one's summary with an importer column. Exits 1 when the files read held no event of
 that harness (another harness's logs?) or most records were malformed, unless --allow-dead-letters.
 
 Options:
@@ -118,6 +123,7 @@ ${ACCOUNTING_FLAGS}
 
 Example:
   toolcanon import claude-code            # ~/.claude/projects
+  toolcanon import all                    # every harness found in its default folder
   toolcanon import claude-code --to-kafka --brokers kafka:9092 --topic tool-events
   toolcanon import codex ~/.codex/sessions/2026/12`,
   validate: `Usage: toolcanon validate <paths…|-> [--format table|json|csv]
@@ -233,6 +239,49 @@ function importSummaryRows(s: ImportSummary, elapsedMs: number): Row[] {
   return rows;
 }
 
+/**
+ * One importer's local import into an open sink: its summary rows, the line saying what was
+ * already stored (a resumed import), and what makes the run exit 1 (what was read held no event
+ * of that harness, no log file was found, or most records were malformed), unless allowed.
+ */
+async function importInto(
+  sink: ClickHouseSink,
+  importer: Importer,
+  targets: readonly string[],
+  machine: Machine,
+  o: { readonly limits: DecodeLimits; readonly accounting: ReturnType<typeof accountingConfig>; readonly io: Io; readonly progress: boolean; readonly allowDeadLetters: boolean },
+): Promise<{ rows: Row[]; resumed: string | undefined; problem: string | undefined }> {
+  const which = importer.id;
+  const started = performance.now();
+  o.io.err(`Importing ${which} logs from ${targets.join(', ')} into ${sink.description}`);
+  const alreadyStored = await storedBeforeImport(sink, importer, targets, machine.device_id);
+  const progress = createProgressBar(o.progress, 1);
+  let summary: ImportSummary;
+  try {
+    summary = await runImport(importer, targets, sink, {
+      limits: o.limits,
+      accounting: o.accounting,
+      machine,
+      onProgress: (filesDone, filesTotal, bytesDone, bytesTotal) => progress.update(bytesDone, bytesTotal, `${filesDone}/${filesTotal} files`),
+    });
+  } finally {
+    progress.done();
+  }
+  const rows = withAlreadyStored(importSummaryRows(summary, performance.now() - started), alreadyStored, 'events_already_imported');
+  const resumed = alreadyStoredLine(alreadyStored, summary.eventsEmitted);
+  let problem: string | undefined;
+  if (!o.allowDeadLetters) {
+    if (summary.filesRead > 0 && summary.eventsEmitted === 0 && summary.recordsRead > 0) {
+      problem = `import ${which} read ${summary.filesRead} file(s) with ${summary.recordsRead} record(s) and found no ${which} tool call or usage in them: expected ${importer.description}; are these another harness's logs? (--allow-dead-letters accepts this)`;
+    } else if (summary.filesSeen === 0) {
+      problem = `import ${which} found no ${which} log files under ${targets.join(', ')}: expected ${importer.description} (--allow-dead-letters accepts this)`;
+    } else if (summary.malformedRecords > summary.eventsEmitted) {
+      problem = `import ${which}: ${summary.malformedRecords} malformed record(s) against ${summary.eventsEmitted} event(s): are these ${which} logs? (dead letters kept; --allow-dead-letters accepts this)`;
+    }
+  }
+  return { rows, resumed, problem };
+}
+
 async function withSink<T>(values: { db?: string | undefined; clickhouse?: string | undefined; 'retention-days'?: string | undefined }, run: (sink: ClickHouseSink) => Promise<T>): Promise<T> {
   const sink = await ClickHouseSink.open({ db: values.db, clickhouseUrl: values.clickhouse, retentionDays: retentionDays(values['retention-days']) });
   try {
@@ -339,46 +388,50 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     case 'import': {
       const [which, ...paths] = rest;
-      if (which === undefined || !isImporterId(which)) throw new UsageError(`import needs one of ${IMPORTER_IDS.join(', ')}`);
+      const local = { limits, accounting, io, progress: io.isTty && !values['no-progress'], allowDeadLetters: values['allow-dead-letters'] === true };
+      if (which === 'all') {
+        if (paths.length) throw new UsageError(`import all takes no path (it reads each harness's default location), got ${JSON.stringify(paths[0])}`);
+        if (values['to-kafka']) throw new UsageError('import all writes to a database; with --to-kafka, run import <harness> for each harness');
+        const found: { importer: Importer; targets: string[] }[] = [];
+        const looked: string[] = [];
+        for (const id of IMPORTER_IDS) {
+          const importer = await loadImporter(id);
+          const defaults = importer.defaultPaths();
+          if (defaults.length) looked.push(`${id}: ${defaults.join(', ')}`);
+          const targets = defaults.filter((p) => existsSync(p));
+          if (targets.length) found.push({ importer, targets });
+        }
+        if (found.length === 0) {
+          io.err(`toolcanon: import all found no harness logs in their default locations (${looked.join('; ')})${local.allowDeadLetters ? '' : ' (--allow-dead-letters accepts this)'}`);
+          return local.allowDeadLetters ? 0 : 1;
+        }
+        const { importMachineFrom } = await import('./import-kafka.ts');
+        const machine = importMachineFrom(values);
+        // One process and one engine for every harness found: start-up is paid once.
+        const results = await withSink(values, async (sink) => {
+          const out = [];
+          for (const f of found) out.push({ id: f.importer.id, ...(await importInto(sink, f.importer, f.targets, machine, local)) });
+          return out;
+        });
+        io.out(renderRows(results.flatMap((r) => r.rows.map((row) => ({ importer: r.id, ...row }))), format, ['importer', 'metric', 'value']));
+        for (const r of results) if (r.resumed !== undefined) io.err(`${r.id}: ${r.resumed}`);
+        const problems = results.flatMap((r) => (r.problem === undefined ? [] : [r.problem]));
+        for (const problem of problems) io.err(`toolcanon: ${problem}`);
+        return problems.length ? 1 : 0;
+      }
+      if (which === undefined || !isImporterId(which)) throw new UsageError(`import needs one of ${IMPORTER_IDS.join(', ')}, or all`);
       const importer = await loadImporter(which);
       const targets = paths.length ? paths : importer.defaultPaths();
       if (targets.length === 0) throw new UsageError(`import ${which} needs at least one file or folder (it has no default location)`);
       const { importMachineFrom, runImportToKafka } = await import('./import-kafka.ts');
       const machine = importMachineFrom(values);
       if (values['to-kafka']) return runImportToKafka(importer, targets, values, machine, io, format, limits.redact !== false, values['allow-dead-letters']);
-      const started = performance.now();
-      let alreadyStored = 0;
-      const summary = await withSink(values, async (sink) => {
-        io.err(`Importing ${which} logs from ${targets.join(', ')} into ${sink.description}`);
-        alreadyStored = await storedBeforeImport(sink, importer, targets, machine.device_id);
-        const progress = createProgressBar(io.isTty && !values['no-progress'], 1);
-        try {
-          return await runImport(importer, targets, sink, {
-            limits,
-            accounting,
-            machine,
-            onProgress: (filesDone, filesTotal, bytesDone, bytesTotal) => progress.update(bytesDone, bytesTotal, `${filesDone}/${filesTotal} files`),
-          });
-        } finally {
-          progress.done();
-        }
-      });
-      io.out(renderRows(withAlreadyStored(importSummaryRows(summary, performance.now() - started), alreadyStored, 'events_already_imported'), format));
-      const resumed = alreadyStoredLine(alreadyStored, summary.eventsEmitted);
-      if (resumed !== undefined) io.err(resumed);
-      if (!values['allow-dead-letters']) {
-        if (summary.filesRead > 0 && summary.eventsEmitted === 0 && summary.recordsRead > 0) {
-          io.err(`toolcanon: import ${which} read ${summary.filesRead} file(s) with ${summary.recordsRead} record(s) and found no ${which} tool call or usage in them: expected ${importer.description}; are these another harness's logs? (--allow-dead-letters accepts this)`);
-          return 1;
-        }
-        if (summary.filesSeen === 0) {
-          io.err(`toolcanon: import ${which} found no ${which} log files under ${targets.join(', ')}: expected ${importer.description} (--allow-dead-letters accepts this)`);
-          return 1;
-        }
-        if (summary.malformedRecords > summary.eventsEmitted) {
-          io.err(`toolcanon: import ${which}: ${summary.malformedRecords} malformed record(s) against ${summary.eventsEmitted} event(s): are these ${which} logs? (dead letters kept; --allow-dead-letters accepts this)`);
-          return 1;
-        }
+      const result = await withSink(values, (sink) => importInto(sink, importer, targets, machine, local));
+      io.out(renderRows(result.rows, format));
+      if (result.resumed !== undefined) io.err(result.resumed);
+      if (result.problem !== undefined) {
+        io.err(`toolcanon: ${result.problem}`);
+        return 1;
       }
       return 0;
     }

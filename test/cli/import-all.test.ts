@@ -1,0 +1,73 @@
+// `toolcanon import all`: every harness whose default location exists, in one process and one
+// engine, each importer's summary as it would print alone.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { makeTempDir } from '../helpers/db.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const tmp = makeTempDir('import-all');
+afterAll(() => tmp.cleanup());
+
+const HOME = join(tmp.dir, 'home');
+mkdirSync(HOME);
+// Only what the test names: no harness's real folders, no overrides from the machine.
+const ENV: NodeJS.ProcessEnv = { PATH: process.env['PATH'], HOME, TOOLCANON_HOST: 'box', TOOLCANON_DEVICE_ID: 'dev-1' };
+const WITH_LOGS = { ...ENV, QWEN_RUNTIME_DIR: join(ROOT, 'test/importers/fixtures-qwen-code'), COPILOT_CONFIG_DIR: join(ROOT, 'test/importers/fixtures-copilot-cli') };
+
+function toolcanon(args: string[], env: NodeJS.ProcessEnv): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args], { cwd: tmp.dir, encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const metrics = (stdout: string): Record<string, Record<string, unknown>> => {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const line of stdout.trim().split('\n')) {
+    const r = JSON.parse(line) as { importer?: string; metric: string; value: unknown };
+    (out[r.importer ?? ''] ??= {})[r.metric] = r.value;
+  }
+  return out;
+};
+const stable = (m: Record<string, unknown> = {}): Record<string, unknown> => {
+  const { elapsed_ms: _e, events_per_s: _r, mb_per_s: _m, ...rest } = m;
+  return rest;
+};
+const count = (db: string, sql: string): string => toolcanon(['query', sql, '--db', db, '--format', 'csv'], ENV).stdout;
+
+describe('toolcanon import all', () => {
+  it('imports every harness found in its default location into one database, as the single imports do', () => {
+    const all = toolcanon(['import', 'all', '--db', join(tmp.dir, 'all'), '--format', 'json'], WITH_LOGS);
+    expect(all.code, all.stderr).toBe(0);
+    const got = metrics(all.stdout);
+    expect(Object.keys(got)).toEqual(['qwen-code', 'copilot-cli']);
+    for (const id of ['qwen-code', 'copilot-cli']) {
+      const one = toolcanon(['import', id, '--db', join(tmp.dir, `one-${id}`), '--format', 'json'], WITH_LOGS);
+      expect(one.code, one.stderr).toBe(0);
+      expect(stable(got[id])).toEqual(stable(metrics(one.stdout)['']));
+      expect(Number(got[id]?.['events_emitted'])).toBeGreaterThan(0);
+    }
+    expect(all.stderr).toContain('Importing qwen-code logs from');
+    expect(all.stderr).toContain('Importing copilot-cli logs from');
+    const q = 'SELECT harness, count() AS n FROM tool_calls FINAL GROUP BY harness ORDER BY harness';
+    const separate = [count(join(tmp.dir, 'one-copilot-cli'), q), count(join(tmp.dir, 'one-qwen-code'), q)].map((t) => t.trim().split('\n').slice(1)).flat().sort();
+    expect(count(join(tmp.dir, 'all'), q).trim().split('\n').slice(1).sort()).toEqual(separate);
+    // Incremental as each import is: a second run reads nothing new.
+    const again = metrics(toolcanon(['import', 'all', '--db', join(tmp.dir, 'all'), '--format', 'json'], WITH_LOGS).stdout);
+    for (const id of ['qwen-code', 'copilot-cli']) expect(again[id]).toMatchObject({ events_emitted: 0, files_read: 0 });
+  });
+
+  it('says where it looked when no harness has logs, and refuses paths and --to-kafka', () => {
+    const none = toolcanon(['import', 'all', '--db', join(tmp.dir, 'none')], ENV);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('toolcanon: import all found no harness logs in their default locations (claude-code: ');
+    expect(none.stderr).toContain(`qwen-code: ${join(HOME, '.qwen')}`);
+    expect(toolcanon(['import', 'all', '--db', join(tmp.dir, 'none'), '--allow-dead-letters'], ENV).code).toBe(0);
+    const withPath = toolcanon(['import', 'all', 'somewhere'], ENV);
+    expect(withPath.code).toBe(2);
+    expect(withPath.stderr).toContain('import all takes no path');
+    const kafka = toolcanon(['import', 'all', '--to-kafka', '--brokers', 'x:1', '--topic', 't'], ENV);
+    expect(kafka.code).toBe(2);
+    expect(kafka.stderr).toContain('import all writes to a database');
+  });
+});

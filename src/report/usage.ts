@@ -21,6 +21,7 @@ import type { Row } from './sql.ts';
 import { costPicoDollars, formatUsd, type PriceTable } from '../cost/prices.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { applyScope, type ReportScope } from './scope.ts';
+import { byCodeUnits } from '../util/walk.ts';
 
 export const USAGE_GROUPINGS = ['session', 'day', 'model', 'host'] as const;
 /** `harness_model_day` is the report's default grouping (no --by). */
@@ -212,7 +213,7 @@ export async function groupCosts(sink: ClickHouseSink, by: UsageGrouping, prices
 /** `cost_usd` (null when any request of the row has no price) and `cost_flags` of a group. */
 export function costColumns(cost: GroupCost | undefined): { cost_usd: number | null; cost_flags: string } {
   if (cost === undefined) return { cost_usd: 0, cost_flags: '' };
-  const flags = [...cost.unpriced].sort((a, b) => a[0].localeCompare(b[0])).map(([f, n]) => `${f}=${n}`).join(' ');
+  const flags = [...cost.unpriced].sort((a, b) => byCodeUnits(a[0], b[0])).map(([f, n]) => `${f}=${n}`).join(' ');
   // The decimal text of micro-dollars is exact as a JSON number below 2^53 micro-dollars (9e9 USD).
   return { cost_usd: cost.unpriced.size > 0 ? null : Number(formatUsd(cost.picoDollars)), cost_flags: flags };
 }

@@ -14,3 +14,19 @@ export function fixtureLines(): string[] {
   }
   return out;
 }
+
+/**
+ * `n` events made of the fixtures: each fixture line again and again, with a session id of its
+ * own per round and no event id (so each is a distinct event with a derived id).
+ */
+export function multipliedEvents(n: number): string[] {
+  const base = fixtureLines();
+  const lines: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const event = JSON.parse(base[i % base.length] as string) as Record<string, unknown>;
+    event['session_id'] = `${String(event['session_id'])}-${Math.floor(i / base.length)}`;
+    delete event['event_id'];
+    lines.push(JSON.stringify(event));
+  }
+  return lines;
+}

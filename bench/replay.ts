@@ -10,7 +10,7 @@ import { decodeEvent, nowClickHouseTime, DEFAULT_LIMITS } from '../src/decode/ev
 import { replayPaths } from '../src/pipeline.ts';
 import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 import { readLines } from '../src/source/file.ts';
-import { fixtureLines } from './fixtures.ts';
+import { fixtureLines, multipliedEvents } from './fixtures.ts';
 
 const N = Number(process.argv[2] ?? 200_000);
 
@@ -24,13 +24,7 @@ async function time<T>(label: string, run: () => Promise<T>): Promise<{ label: s
 const tmp = mkdtempSync(join(tmpdir(), 'toolcanon-bench-'));
 try {
   const base = fixtureLines();
-  const lines: string[] = [];
-  for (let i = 0; i < N; i++) {
-    const event = JSON.parse(base[i % base.length] as string) as Record<string, unknown>;
-    event['session_id'] = `${String(event['session_id'])}-${Math.floor(i / base.length)}`;
-    delete event['event_id'];
-    lines.push(JSON.stringify(event));
-  }
+  const lines = multipliedEvents(N);
   const file = join(tmp, 'events.jsonl');
   writeFileSync(file, `${lines.join('\n')}\n`);
   const mb = statSync(file).size / 1e6;

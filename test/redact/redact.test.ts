@@ -176,4 +176,30 @@ describe('redaction in the decoder', () => {
     expect(redactionFromEnv({ TOOLCANON_REDACT: '1' })).toBe(true);
     for (const v of ['0', 'false', 'OFF', 'no']) expect(redactionFromEnv({ TOOLCANON_REDACT: v })).toBe(false);
   });
+
+  it('redacts every short field of a tool call and of a usage exactly as each field redacted on its own (property: secrets, look-alikes and plain text in any field)', () => {
+    const pieces = [...POSITIVES.map((p) => p.text), 'max_tokens=4096', 'tokenizer', 'sk-', 'key', 'plain', 'https://h/x', ''];
+    const field = fc.tuple(fc.constantFrom(...pieces), fc.string({ maxLength: 8 }), fc.constantFrom(...pieces)).map(([a, b, c]) => `${a}${b}${c}`);
+    const nonEmpty = field.filter((f) => f !== '' && f.length <= 256);
+    let redactedCases = 0;
+    fc.assert(
+      fc.property(nonEmpty, field, nonEmpty, nonEmpty, field, nonEmpty, field, (session, agent, call, tool, model, request, error) => {
+        const base = { schema: 'toolcanon.event/v1', ts: '2026-12-03T10:00:00.000Z', harness: 'claude_code', session_id: session, turn_id: 't', model };
+        const call1 = JSON.stringify({ ...base, type: 'tool_call', agent_id: agent, call_id: call, tool: tool.slice(0, 128), input: {}, status: 'error', error });
+        const usage = JSON.stringify({ ...base, type: 'usage', agent_id: agent, request_id: request, input_tokens: 1, output_tokens: 2 });
+        const want = (t: string): string => redactText(t).text;
+        const c = decodeEvent(Buffer.from(call1), 'x:1', '1970-01-01 00:00:00.000');
+        if (c.kind === 'row') {
+          expect([c.row.session_id, c.row.agent_id, c.row.call_id, c.row.model, c.row.error]).toEqual([want(session), want(agent), want(call), want(model), want(error)]);
+          const n = [session, agent, call, tool.slice(0, 128), model, error].reduce((k, t) => k + redactText(t).count, 0);
+          expect(c.row.redactions).toBe(n);
+          if (n > 0) redactedCases++;
+        }
+        const u = decodeEvent(Buffer.from(usage), 'x:2', '1970-01-01 00:00:00.000');
+        if (u.kind === 'usage') expect([u.usage.session_id, u.usage.agent_id, u.usage.model, u.usage.request_id]).toEqual([want(session), want(agent), want(model), want(request)]);
+      }),
+      { seed: 20261204, numRuns: 2_000 },
+    );
+    expect(redactedCases).toBeGreaterThan(500);
+  });
 });

@@ -282,19 +282,31 @@ describe.skipIf(NO_SAMPLES)('opencode import into embedded ClickHouse', () => {
   let first: ImportSummary;
   let tmp: ReturnType<typeof makeTempDir>;
   let storage: string;
+  // What the first import stored, read before any test changes the files (tests run in any order).
+  let stored: { calls: number; observed: number; input: number; byTool: unknown[]; read: unknown };
 
   beforeAll(async () => {
     tmp = makeTempDir('opencode-e2e');
     ({ sink, cleanup } = await openTempSink('opencode'));
     storage = writeStorageLayout(tmp.dir);
     first = await runImport(opencodeImporter, [SAMPLES, storage], sink);
+    const byTool = await sink.queryRows<{ tool_name: string; kind: string; status: string; n: string }>(
+      'SELECT tool_name, kind, status, count() AS n FROM tool_calls FINAL GROUP BY tool_name, kind, status ORDER BY tool_name',
+    );
+    stored = {
+      calls: await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL'),
+      observed: await countOf(sink, "SELECT count() AS n FROM token_usage FINAL WHERE source = 'observed'"),
+      input: await countOf(sink, "SELECT sum(input_tokens) AS n FROM token_usage FINAL WHERE source = 'observed'"),
+      byTool: byTool.map((r) => [r.tool_name, r.kind, r.status, Number(r.n)]),
+      read: (await sink.queryRows<{ raw_input: string; path: string | null }>("SELECT raw_input, path FROM tool_calls FINAL WHERE tool_name = 'read'"))[0],
+    };
   });
   afterAll(async () => {
     await cleanup?.();
     tmp?.cleanup();
   });
 
-  it('accounts for every event: events in = rows + dead letters; duplicates collapse by event id', async () => {
+  it('accounts for every event: events in = rows + dead letters; duplicates collapse by event id', () => {
     expect(first.filesRead).toBe(8);
     // Dump 3 + run capture 4 + step fixture 2 + storage 3 (usage, 2 calls).
     expect(first.eventsEmitted).toBe(12);
@@ -303,19 +315,15 @@ describe.skipIf(NO_SAMPLES)('opencode import into embedded ClickHouse', () => {
     expect(first.counts.deadLetters).toBe(0);
     expect(first.counts.toolCallRows).toBe(6);
     expect(first.counts.usageRows).toBe(6);
-    expect(await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL')).toBe(4);
-    expect(await countOf(sink, "SELECT count() AS n FROM token_usage FINAL WHERE source = 'observed'")).toBe(3);
-    expect(await countOf(sink, "SELECT sum(input_tokens) AS n FROM token_usage FINAL WHERE source = 'observed'")).toBe(120 + 6316 + 412);
-    const rows = await sink.queryRows<{ tool_name: string; kind: string; status: string; n: string }>(
-      'SELECT tool_name, kind, status, count() AS n FROM tool_calls FINAL GROUP BY tool_name, kind, status ORDER BY tool_name',
-    );
-    expect(rows.map((r) => [r.tool_name, r.kind, r.status, Number(r.n)])).toEqual([
+    expect(stored.calls).toBe(4);
+    expect(stored.observed).toBe(3);
+    expect(stored.input).toBe(120 + 6316 + 412);
+    expect(stored.byTool).toEqual([
       ['apply_patch', 'edit', 'ok', 1],
       ['bash', 'execute', 'ok', 2],
       ['read', 'read', 'ok', 1],
     ]);
-    const [read] = await sink.queryRows<{ raw_input: string; path: string | null }>("SELECT raw_input, path FROM tool_calls FINAL WHERE tool_name = 'read'");
-    expect(read).toEqual({ raw_input: '{"filePath":"/private/tmp/opencode-spike/README.md"}', path: '/private/tmp/opencode-spike/README.md' });
+    expect(stored.read).toEqual({ raw_input: '{"filePath":"/private/tmp/opencode-spike/README.md"}', path: '/private/tmp/opencode-spike/README.md' });
   });
 
   it('a second import changes no count', async () => {

@@ -298,6 +298,8 @@ describe.skipIf(!GENAI_DIR || !CLAUDE_DIR)('otlp import into embedded ClickHouse
   let first: ImportSummary;
   let tmp: ReturnType<typeof makeTempDir>;
   let paths: string[];
+  // What the first import stored, read before any test changes the files (tests run in any order).
+  let stored: { calls: number; observed: number; cacheWrite: number; rows: unknown[] };
 
   beforeAll(async () => {
     tmp = makeTempDir('otlp-e2e');
@@ -307,26 +309,29 @@ describe.skipIf(!GENAI_DIR || !CLAUDE_DIR)('otlp import into embedded ClickHouse
     writeFileSync(derived, readFileSync(fixture('A'), 'utf8').replace('"agef-demo-agent"', '"opencode"'));
     ({ sink, cleanup } = await openTempSink('otlp'));
     first = await runImport(otlpImporter, paths, sink);
+    stored = {
+      calls: await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL'),
+      observed: await countOf(sink, "SELECT count() AS n FROM token_usage FINAL WHERE source = 'observed'"),
+      cacheWrite: await countOf(sink, "SELECT sum(cache_write_tokens) AS n FROM token_usage FINAL WHERE source = 'observed' AND harness = 'claude_code'"),
+      rows: await sink.queryRows<{ harness: string; tool_name: string; status: string; raw_input: string; flags: string[] }>('SELECT harness, tool_name, status, raw_input, flags FROM tool_calls FINAL ORDER BY harness'),
+    };
   });
   afterAll(async () => {
     await cleanup?.();
     tmp?.cleanup();
   });
 
-  it('accounts for every event: events in = rows + dead letters; the two Claude exports collapse by event id', async () => {
+  it('accounts for every event: events in = rows + dead letters; the two Claude exports collapse by event id', () => {
     expect(first.filesRead).toBe(9);
     expect(first.eventsEmitted).toBe(8);
     expect(first.counts.eventsRead).toBe(8);
     expect(first.counts.rowsWritten + first.counts.deadLetters).toBe(8);
     expect(first.counts.deadLetters).toBe(0);
     expect(first.skippedRecords['span:unknown_service']).toBe(7);
-    expect(await countOf(sink, 'SELECT count() AS n FROM tool_calls FINAL')).toBe(2);
-    expect(await countOf(sink, "SELECT count() AS n FROM token_usage FINAL WHERE source = 'observed'")).toBe(3);
-    expect(await countOf(sink, "SELECT sum(cache_write_tokens) AS n FROM token_usage FINAL WHERE source = 'observed' AND harness = 'claude_code'")).toBe(41141);
-    const rows = await sink.queryRows<{ harness: string; tool_name: string; status: string; raw_input: string; flags: string[] }>(
-      'SELECT harness, tool_name, status, raw_input, flags FROM tool_calls FINAL ORDER BY harness',
-    );
-    expect(rows).toEqual([
+    expect(stored.calls).toBe(2);
+    expect(stored.observed).toBe(3);
+    expect(stored.cacheWrite).toBe(41141);
+    expect(stored.rows).toEqual([
       { harness: 'claude_code', tool_name: 'Read', status: 'ok', raw_input: '{}', flags: [] },
       { harness: 'opencode', tool_name: 'get_weather', status: 'ok', raw_input: '{"location":"Paris"}', flags: ['uncatalogued'] },
     ]);

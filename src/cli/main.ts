@@ -249,8 +249,16 @@ async function importInto(
   importer: Importer,
   targets: readonly string[],
   machine: Machine,
-  o: { readonly limits: DecodeLimits; readonly accounting: ReturnType<typeof accountingConfig>; readonly io: Io; readonly progress: boolean; readonly allowDeadLetters: boolean },
-): Promise<{ rows: Row[]; resumed: string | undefined; problem: string | undefined }> {
+  o: {
+    readonly limits: DecodeLimits;
+    readonly accounting: ReturnType<typeof accountingConfig>;
+    readonly io: Io;
+    readonly progress: boolean;
+    readonly allowDeadLetters: boolean;
+    /** `import all` passes false: a harness's folder with no log file in it is not a failure there. */
+    readonly requireFiles?: boolean;
+  },
+): Promise<{ rows: Row[]; resumed: string | undefined; problem: string | undefined; filesSeen: number }> {
   const which = importer.id;
   const started = performance.now();
   o.io.err(`Importing ${which} logs from ${targets.join(', ')} into ${sink.description}`);
@@ -273,13 +281,13 @@ async function importInto(
   if (!o.allowDeadLetters) {
     if (summary.filesRead > 0 && summary.eventsEmitted === 0 && summary.recordsRead > 0) {
       problem = `import ${which} read ${summary.filesRead} file(s) with ${summary.recordsRead} record(s) and found no ${which} tool call or usage in them: expected ${importer.description}; are these another harness's logs? (--allow-dead-letters accepts this)`;
-    } else if (summary.filesSeen === 0) {
+    } else if (summary.filesSeen === 0 && o.requireFiles !== false) {
       problem = `import ${which} found no ${which} log files under ${targets.join(', ')}: expected ${importer.description} (--allow-dead-letters accepts this)`;
     } else if (summary.malformedRecords > summary.eventsEmitted) {
       problem = `import ${which}: ${summary.malformedRecords} malformed record(s) against ${summary.eventsEmitted} event(s): are these ${which} logs? (dead letters kept; --allow-dead-letters accepts this)`;
     }
   }
-  return { rows, resumed, problem };
+  return { rows, resumed, problem, filesSeen: summary.filesSeen };
 }
 
 async function withSink<T>(values: { db?: string | undefined; clickhouse?: string | undefined; 'retention-days'?: string | undefined }, run: (sink: ClickHouseSink) => Promise<T>): Promise<T> {
@@ -410,12 +418,16 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         // One process and one engine for every harness found: start-up is paid once.
         const results = await withSink(values, async (sink) => {
           const out = [];
-          for (const f of found) out.push({ id: f.importer.id, ...(await importInto(sink, f.importer, f.targets, machine, local)) });
+          for (const f of found) out.push({ id: f.importer.id, ...(await importInto(sink, f.importer, f.targets, machine, { ...local, requireFiles: false })) });
           return out;
         });
         io.out(renderRows(results.flatMap((r) => r.rows.map((row) => ({ importer: r.id, ...row }))), format, ['importer', 'metric', 'value']));
         for (const r of results) if (r.resumed !== undefined) io.err(`${r.id}: ${r.resumed}`);
         const problems = results.flatMap((r) => (r.problem === undefined ? [] : [r.problem]));
+        // A folder without logs is not a failure of `all` unless no harness had any.
+        if (!local.allowDeadLetters && results.every((r) => r.filesSeen === 0)) {
+          problems.push(`import all found no log files in the folders it found (${found.map((f) => `${f.importer.id}: ${f.targets.join(', ')}`).join('; ')}) (--allow-dead-letters accepts this)`);
+        }
         for (const problem of problems) io.err(`toolcanon: ${problem}`);
         return problems.length ? 1 : 0;
       }

@@ -57,6 +57,19 @@ describe('toolcanon import all', () => {
     for (const id of ['qwen-code', 'copilot-cli']) expect(again[id]).toMatchObject({ events_emitted: 0, files_read: 0 });
   });
 
+  it('passes over a harness folder with no log in it, and fails only when no folder it found had any', () => {
+    const emptyQwen = join(tmp.dir, 'empty-qwen');
+    mkdirSync(emptyQwen);
+    const some = toolcanon(['import', 'all', '--db', join(tmp.dir, 'some'), '--format', 'json'], { ...ENV, QWEN_RUNTIME_DIR: emptyQwen, COPILOT_CONFIG_DIR: join(ROOT, 'test/importers/fixtures-copilot-cli') });
+    expect(some.code, some.stderr).toBe(0);
+    const got = metrics(some.stdout);
+    expect(got['qwen-code']).toMatchObject({ files_seen: 0, events_emitted: 0 });
+    expect(Number(got['copilot-cli']?.['events_emitted'])).toBeGreaterThan(0);
+    const none = toolcanon(['import', 'all', '--db', join(tmp.dir, 'empty')], { ...ENV, QWEN_RUNTIME_DIR: emptyQwen });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(`toolcanon: import all found no log files in the folders it found (qwen-code: ${emptyQwen})`);
+  });
+
   it('says where it looked when no harness has logs, and refuses paths and --to-kafka', () => {
     const none = toolcanon(['import', 'all', '--db', join(tmp.dir, 'none')], ENV);
     expect(none.code).toBe(1);

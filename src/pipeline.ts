@@ -15,7 +15,7 @@ import {
 import { appliedFigures, restoreStates } from './accounting/restore.ts';
 import type { BreachRow, TokenUsageRow } from './model/usage.ts';
 import type { ContentClass } from './accounting/content-class.ts';
-import { decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
+import { deadLetter, decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, UNKNOWN_MACHINE, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
 import { msToClickHouseTime } from './util/time.ts';
 import type { DeadLetterReason, DeadLetterRow, RowFlag } from './model/records.ts';
 import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from './model/mcp.ts';
@@ -450,6 +450,39 @@ export class FlushPipeline {
   }
 }
 
+/**
+ * Where a file-fed source hands its records, in file order: replay's lines and an importer's
+ * events go to the database through writerTarget; `import --to-kafka` gives the same reading a
+ * target that publishes (src/kafka/import-publish.ts). Each add returns true when a batch is due:
+ * the source then awaits due() before it reads on, and flush() at its end.
+ */
+export interface RecordTarget<Line = Uint8Array | string> {
+  /** One envelope line (its bytes, or its text) from `source` (`file:line`). */
+  addEvent(line: Line, source: string): boolean;
+  /** A raw record the source could not read (`detail` says why), from `file:line`. */
+  addMalformed(raw: Buffer, detail: string, source: string): boolean;
+  /** Starts writing a due batch; the target may keep it in flight while the source reads on. */
+  due(): Promise<void>;
+  /** Resolves when everything added is acknowledged (stored, or taken by the broker). */
+  flush(): Promise<void>;
+}
+
+/**
+ * The database as a RecordTarget: each record decoded into `writer`'s batch, a due batch written
+ * while the source reads on (FlushPipeline), flush() when everything is stored. Records that name
+ * no machine get `limits.machine`.
+ */
+export function writerTarget(writer: BatchWriter, ingestedAt: string, limits: DecodeLimits): RecordTarget {
+  const pipeline = new FlushPipeline(writer);
+  const machine = limits.machine ?? UNKNOWN_MACHINE;
+  return {
+    addEvent: (line, source) => writer.add({ bytes: typeof line === 'string' ? Buffer.from(line, 'utf8') : line, source }, ingestedAt, limits).due,
+    addMalformed: (raw, detail, source) => writer.addDeadLetter(deadLetter(raw, 'import_malformed', detail, source, ingestedAt, limits.redact !== false, machine)).due,
+    due: () => pipeline.next(),
+    flush: () => pipeline.finish(),
+  };
+}
+
 export interface ReplayOptions {
   readonly limits?: DecodeLimits;
   readonly batch?: BatchLimits;
@@ -474,11 +507,11 @@ export async function replayFiles(files: readonly InputFile[], sink: Sink, optio
     counts.bytesRead += n;
     options.onProgress?.(counts.bytesRead, totalBytes);
   };
-  const pipeline = new FlushPipeline(writer);
+  const target = writerTarget(writer, ingestedAt, limits);
   for (const file of files) {
     const lines = readLines(openInput(file), file.path, onBytes, () => counts.blankLines++);
-    for await (const line of lines) if (writer.add(line, ingestedAt, limits).due) await pipeline.next();
+    for await (const line of lines) if (target.addEvent(line.bytes, line.source)) await target.due();
   }
-  await pipeline.finish();
+  await target.flush();
   return counts;
 }

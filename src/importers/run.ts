@@ -7,8 +7,8 @@
 // file. A whole-document format is read whole, up to its size limit.
 import { statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { deadLetter, nowClickHouseTime, DEFAULT_LIMITS, UNKNOWN_MACHINE, type DecodeLimits, type Machine } from '../decode/event.ts';
-import { BatchWriter, emptyCounts, FlushPipeline, type BatchLimits, type PipelineCounts } from '../pipeline.ts';
+import { nowClickHouseTime, DEFAULT_LIMITS, UNKNOWN_MACHINE, type DecodeLimits, type Machine } from '../decode/event.ts';
+import { BatchWriter, emptyCounts, writerTarget, type BatchLimits, type PipelineCounts, type RecordTarget } from '../pipeline.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
 import type { ClickHouseSink, ImportFileState } from '../sink/clickhouse.ts';
 import { readLinesInChunks } from './stream.ts';
@@ -43,17 +43,8 @@ export interface ImportStateStore {
   save(importer: string, files: ReadonlyMap<string, ImportFileState>, importedAt: string): Promise<void>;
 }
 
-/** Where an import's events go: each add returns true when a batch is due (then call due()). */
-export interface ImportTarget {
-  /** One envelope line of the importer, from `source` (`file:line`). */
-  addEvent(line: string, source: string): boolean;
-  /** A raw record the importer could not read (`detail` says why), from `file:line`. */
-  addMalformed(raw: Buffer, detail: string, source: string): boolean;
-  /** Starts writing a due batch; the target may keep it in flight while the reader goes on. */
-  due(): Promise<void>;
-  /** Resolves when everything added is acknowledged (stored, or taken by the broker). */
-  flush(): Promise<void>;
-}
+/** Where an import's events (envelope lines as text) go: the database (writerTarget) or a Kafka topic (import --to-kafka). */
+export type ImportTarget = RecordTarget<string>;
 
 export interface ImportOptions {
   readonly limits?: DecodeLimits;
@@ -95,13 +86,7 @@ export async function runImport(importer: Importer, paths: readonly string[], si
   // Events that name no machine get the importing one (the decoder's fallback).
   const limits: DecodeLimits = { ...baseLimits, machine };
   const ingestedAt = nowClickHouseTime();
-  const pipeline = new FlushPipeline(writer);
-  const target: ImportTarget = {
-    addEvent: (line, source) => writer.add({ bytes: Buffer.from(line, 'utf8'), source }, ingestedAt, limits).due,
-    addMalformed: (raw, detail, source) => writer.addDeadLetter(deadLetter(raw, 'import_malformed', detail, source, ingestedAt, limits.redact !== false, machine)).due,
-    due: () => pipeline.next(),
-    flush: () => pipeline.finish(),
-  };
+  const target = writerTarget(writer, ingestedAt, limits);
   const reading = await readImport(importer, paths, databaseImportState(sink, machine.device_id), target, { ...options, ingestedAt });
   counts.bytesRead = reading.bytesParsed;
   return { ...reading, counts };

@@ -70,6 +70,8 @@ describe('MCP lifecycle and discovery in embedded ClickHouse', () => {
   let counts: PipelineCounts;
   /** The tables' counts right after the first replay (later tests truncate and replay again). */
   let stored: Record<'mcpEvents' | 'serverStates' | 'registrations' | 'discovery', number>;
+  /** The github server's state after the first replay (read before any test truncates the tables). */
+  let github: { state: string; client_id: string; stale_disconnects: number; reconnects: number } | undefined;
 
   beforeAll(async () => {
     ({ sink, dir, cleanup } = await openTempSink('mcp'));
@@ -81,6 +83,9 @@ describe('MCP lifecycle and discovery in embedded ClickHouse', () => {
       registrations: await countOf(sink, 'SELECT count() AS n FROM mcp_tool_registrations FINAL'),
       discovery: await countOf(sink, 'SELECT count() AS n FROM discovery_events FINAL'),
     };
+    [github] = await sink.queryRows<{ state: string; client_id: string; stale_disconnects: number; reconnects: number }>(
+      "SELECT argMax(state, (ts, last_event_id)) AS state, argMax(client_id, (ts, last_event_id)) AS client_id, max(stale_disconnects) AS stale_disconnects, max(reconnects) AS reconnects FROM mcp_server_state FINAL WHERE server = 'github' AND event_kind = 'status'",
+    );
   }, 120_000);
   afterAll(async () => cleanup?.());
 
@@ -118,10 +123,7 @@ describe('MCP lifecycle and discovery in embedded ClickHouse', () => {
     expect(await dump(sink)).toEqual(oneBatch);
   }, 120_000);
 
-  it('keeps the new github client connected: the replaced client\'s late disconnect is counted as stale', async () => {
-    const [github] = await sink.queryRows<{ state: string; client_id: string; stale_disconnects: number; reconnects: number }>(
-      "SELECT argMax(state, (ts, last_event_id)) AS state, argMax(client_id, (ts, last_event_id)) AS client_id, max(stale_disconnects) AS stale_disconnects, max(reconnects) AS reconnects FROM mcp_server_state FINAL WHERE server = 'github' AND event_kind = 'status'",
-    );
+  it('keeps the new github client connected: the replaced client\'s late disconnect is counted as stale', () => {
     const restarted = (oneBatch['mcp_events'] as { server: string; state: string; client_id: string }[]).find((e) => e.server === 'github' && e.state === 'restarting');
     expect(github).toEqual({ state: 'connected', client_id: restarted?.client_id, stale_disconnects: 2, reconnects: 1 });
   });

@@ -1,6 +1,7 @@
 // Rewrites the shared parts of schemas/*.schema.json (harness list, common field rules) from
 // their one source (src/decode/envelope-schemas.ts), then the envelope types derived from the
-// schemas (src/decode/envelope-types.ts) and their compiled validators (src/decode/validators.generated.ts). Usage: npx tsx scripts/sync-schemas.ts [--check]
+// schemas (src/decode/envelope-types.ts) and their compiled validators
+// (src/decode/validators.generated.ts). Usage: npx tsx scripts/sync-schemas.ts [--check]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ENVELOPE_TYPES_PATH, envelopeTypesText, readSchemaText, SCHEMA_FILES, schemaPath, syncedSchemaText } from '../src/decode/envelope-schemas.ts';
 import { VALIDATORS_PATH, validatorsText } from '../src/decode/validator-code.ts';
@@ -19,18 +20,14 @@ const sync = (name: string, path: URL, now: string, want: string): void => {
 for (const file of Object.values(SCHEMA_FILES)) sync(`schemas/${file}`, schemaPath(file), readSchemaText(file), syncedSchemaText(file));
 // From the schemas as they are now (just rewritten, unless --check).
 const texts = (file: string): string => (check ? syncedSchemaText(file) : readSchemaText(file));
-let types = '';
-try {
-  types = readFileSync(ENVELOPE_TYPES_PATH, 'utf8');
-} catch {
-  // written below
-}
-sync('src/decode/envelope-types.ts', ENVELOPE_TYPES_PATH, types, envelopeTypesText(texts));
-let validators = '';
-try {
-  validators = readFileSync(VALIDATORS_PATH, 'utf8');
-} catch {
-  // written below
-}
-sync('src/decode/validators.generated.ts', VALIDATORS_PATH, validators, validatorsText(texts));
+/** A generated file's text as it is now ('' when it does not exist yet: it is written below). */
+const current = (path: URL): string => {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+};
+sync('src/decode/envelope-types.ts', ENVELOPE_TYPES_PATH, current(ENVELOPE_TYPES_PATH), envelopeTypesText(texts));
+sync('src/decode/validators.generated.ts', VALIDATORS_PATH, current(VALIDATORS_PATH), validatorsText(texts));
 process.exitCode = check && stale ? 1 : 0;

@@ -283,12 +283,13 @@ function rowWriter(cols: readonly ColumnState[]): (row: object) => void {
   cols.forEach((c, i) => {
     const spec = c.spec;
     if (!/^[a-z_][a-z0-9_]*$/.test(spec.name)) throw new Error(`not a column name: ${spec.name}`);
-    names.push(`c${i}`, `d${i}`, `s${i}`);
-    values.push(spec, c.data, c);
+    names.push(`c${i}`, `d${i}`);
+    values.push(spec, c.data);
     let code = cellCode(spec, i);
     if (c.offsets) {
-      names.push(`o${i}`);
-      values.push(c.offsets);
+      // An array column also keeps its element count (its state) and its offsets.
+      names.push(`s${i}`, `o${i}`);
+      values.push(c, c.offsets);
     }
     if (c.nulls) {
       names.push(`n${i}`);

@@ -151,7 +151,7 @@ describe('a data directory in use, or removed, while a replay writes to it', () 
     const db = join(tmp.dir, 'emptied');
     const run = startCli(['replay', input, '--db', db, '--format', 'json', '--no-progress']);
     expect(await waitUntil(run, () => committedParts(db, 'tool_calls').length > 0), run.stderr).toBe(true);
-    for (const entry of readdirSync(db)) rmSync(join(db, entry), { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    for (const entry of readdirSync(db)) removeWhileInUse(join(db, entry));
     const { code } = await run.exited;
     expect(code, run.stderr).toBe(1);
     expect(removedDataDirLines(db)).toContain(failureLine(run.stderr));

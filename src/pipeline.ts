@@ -22,7 +22,8 @@ import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '
 import { deriveDiscoveryPerContext } from './discovery/discovery.ts';
 import { deriveServerStatesPerServer, serverKey } from './mcp/lifecycle.ts';
 import type { ContextRef, ServerToDerive, Sink, ToolCallBatch } from './model/sink.ts';
-import { listInputFiles, openInput, readLines, type InputFile, type SourceLine } from './source/file.ts';
+import { fileLines, listInputFiles, type InputFile, type SourceLine } from './source/file.ts';
+import { drive, type RecordTarget } from './source/record.ts';
 
 export interface PipelineCounts {
   eventsRead: number;
@@ -426,10 +427,10 @@ export interface Added {
 }
 
 /**
- * The one way a file-fed source (replay, import) drives a BatchWriter: a due batch starts
- * writing while the next is decoded (the engine inserts on its own threads), one batch in
- * flight at most; finish() resolves when the sink acknowledged everything. The Kafka worker
- * keeps its own flushing, under its partition lock and per group generation.
+ * How a file-fed source (replay, import) flushes a BatchWriter: a due batch starts writing
+ * while the next is decoded (the engine inserts on its own threads), one batch in flight at
+ * most; finish() resolves when the sink acknowledged everything. The Kafka worker flushes its
+ * own way (flush then commit, under its partition lock and per group generation).
  */
 export class FlushPipeline {
   private inFlight: Promise<void> = Promise.resolve();
@@ -451,28 +452,18 @@ export class FlushPipeline {
 }
 
 /**
- * Where a file-fed source hands its records, in file order: replay's lines and an importer's
- * events go to the database through writerTarget; `import --to-kafka` gives the same reading a
- * target that publishes (src/kafka/import-publish.ts). Each add returns true when a batch is due:
- * the source then awaits due() before it reads on, and flush() at its end.
+ * A target of a file-fed source (replay, import), positions `file:line`: it also takes the raw
+ * records an importer could not read. writerTarget is the database; `import --to-kafka` gives
+ * the same reading a target that publishes (src/kafka/import-publish.ts).
  */
-export interface RecordTarget<Line = Uint8Array | string> {
-  /** One envelope line (its bytes, or its text) from `source` (`file:line`). */
-  addEvent(line: Line, source: string): boolean;
-  /** A raw record the source could not read (`detail` says why), from `file:line`. */
-  addMalformed(raw: Buffer, detail: string, source: string): boolean;
-  /** Starts writing a due batch; the target may keep it in flight while the source reads on. */
-  due(): Promise<void>;
-  /** Resolves when everything added is acknowledged (stored, or taken by the broker). */
-  flush(): Promise<void>;
-}
+export type FileTarget<Line = Uint8Array | string> = RecordTarget<Line, string> & Required<Pick<RecordTarget<Line, string>, 'addMalformed'>>;
 
 /**
- * The database as a RecordTarget: each record decoded into `writer`'s batch, a due batch written
+ * The database as a target: each record decoded into `writer`'s batch, a due batch written
  * while the source reads on (FlushPipeline), flush() when everything is stored. Records that name
  * no machine get `limits.machine`.
  */
-export function writerTarget(writer: BatchWriter, ingestedAt: string, limits: DecodeLimits): RecordTarget {
+export function writerTarget(writer: BatchWriter, ingestedAt: string, limits: DecodeLimits): FileTarget {
   const pipeline = new FlushPipeline(writer);
   const machine = limits.machine ?? UNKNOWN_MACHINE;
   return {
@@ -507,11 +498,6 @@ export async function replayFiles(files: readonly InputFile[], sink: Sink, optio
     counts.bytesRead += n;
     options.onProgress?.(counts.bytesRead, totalBytes);
   };
-  const target = writerTarget(writer, ingestedAt, limits);
-  for (const file of files) {
-    const lines = readLines(openInput(file), file.path, onBytes, () => counts.blankLines++);
-    for await (const line of lines) if (target.addEvent(line.bytes, line.source)) await target.due();
-  }
-  await target.flush();
+  await drive(fileLines(files, onBytes, () => counts.blankLines++), writerTarget(writer, ingestedAt, limits));
   return counts;
 }

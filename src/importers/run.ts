@@ -8,7 +8,8 @@
 import { statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { nowClickHouseTime, DEFAULT_LIMITS, UNKNOWN_MACHINE, type DecodeLimits, type Machine } from '../decode/event.ts';
-import { BatchWriter, emptyCounts, writerTarget, type BatchLimits, type PipelineCounts, type RecordTarget } from '../pipeline.ts';
+import { BatchWriter, emptyCounts, writerTarget, type BatchLimits, type FileTarget, type PipelineCounts } from '../pipeline.ts';
+import { drive, type RecordSource, type RecordTake } from '../source/record.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
 import type { ClickHouseSink, ImportFileState } from '../sink/clickhouse.ts';
 import { readLinesInChunks } from './stream.ts';
@@ -44,7 +45,7 @@ export interface ImportStateStore {
 }
 
 /** Where an import's events (envelope lines as text) go: the database (writerTarget) or a Kafka topic (import --to-kafka). */
-export type ImportTarget = RecordTarget<string>;
+export type ImportTarget = FileTarget<string>;
 
 export interface ImportOptions {
   readonly limits?: DecodeLimits;
@@ -124,90 +125,97 @@ export async function readImport(
   const bytesTotal = stats.reduce((n, s) => n + s.stat.size, 0);
   let bytesDone = 0;
 
-  for (const [index, { path, stat }] of stats.entries()) {
-    const before = previous.get(path);
-    bytesDone += stat.size;
-    if (before && before.sizeBytes === stat.size && before.mtimeMs === stat.mtimeMs) {
-      filesUnchanged++;
-      options.onProgress?.(index + 1, stats.length, bytesDone, bytesTotal);
-      continue;
-    }
-    // A file that shrank was replaced: read it from the start.
-    const from = before && stat.size >= before.completeBytes ? before.completeBytes : 0;
-    filesRead++;
-    const writeMalformed = async (m: MalformedRecord): Promise<void> => {
-      if (m.endOffset <= from) return;
-      malformedRecords++;
-      const raw = typeof m.raw === 'string' ? Buffer.from(m.raw, 'utf8') : Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength);
-      if (target.addMalformed(raw, `${m.problem}: ${m.detail}`, `${path}:${m.line}`)) await target.due();
-    };
-    const writeEvent = async (event: ImportedEvent): Promise<void> => {
-      if (event.endOffset <= from) {
-        eventsAlreadyImported++;
-        return;
-      }
-      eventsEmitted++;
-      if (target.addEvent(event.line, event.source)) await target.due();
-    };
-    const reading = importer.readingOf(path);
-    let completeBytes: number;
-    let fileSkipped: Readonly<Record<string, number>>;
-    if (reading.kind === 'lines') {
-      const { scan } = reading.reading;
-      // Both passes read no further than the size seen now: lines appended meanwhile wait.
-      let limitBytes = stat.size;
-      if (scan) limitBytes = (await readLinesInChunks(path, scan, { limitBytes, ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }) })).completeBytes;
-      // What the parser completes while it reads a line is written before the next line is
-      // read: a queue of one line's output, drained (and flushed when a batch is due) in order.
-      const ready: ({ event: ImportedEvent } | { malformed: MalformedRecord })[] = [];
-      const parser = reading.reading.parser({ event: (event) => ready.push({ event }), malformed: (malformed) => ready.push({ malformed }) });
-      const drain = async (): Promise<void> => {
-        for (const r of ready) {
-          if ('event' in r) await writeEvent(r.event);
-          else await writeMalformed(r.malformed);
+  // The files' new events and malformed records in file order: the source the drive loop reads.
+  const source: RecordSource<string, string> = {
+    read: async (take: RecordTake<string, string>): Promise<void> => {
+      for (const [index, { path, stat }] of stats.entries()) {
+        const before = previous.get(path);
+        bytesDone += stat.size;
+        if (before && before.sizeBytes === stat.size && before.mtimeMs === stat.mtimeMs) {
+          filesUnchanged++;
+          options.onProgress?.(index + 1, stats.length, bytesDone, bytesTotal);
+          continue;
         }
-        ready.length = 0;
-      };
-      const read = await readLinesInChunks(
-        path,
-        (line) => {
-          recordsRead++;
-          parser.line(line);
-          return ready.length > 0 ? drain() : undefined;
-        },
-        {
-          limitBytes,
-          ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
-          ...(options.onChunk ? { onChunk: (bytes: number, held: number) => options.onChunk?.(path, bytes, held) } : {}),
-        },
-      );
-      parser.end();
-      await drain();
-      // A parser whose line holds several records (OTLP: an export) counts them itself.
-      if (parser.recordsRead !== undefined) recordsRead += parser.recordsRead - read.lines;
-      bytesParsed += read.bytesRead;
-      completeBytes = read.completeBytes;
-      fileSkipped = parser.skipped;
-    } else {
-      const maxBytes = options.maxDocumentBytes ?? reading.maxBytes;
-      let parsed: ParsedFile;
-      if (maxBytes !== undefined && stat.size > maxBytes) parsed = await refusedDocument(path, stat.size, maxBytes);
-      else {
-        const data = await readWhole(path);
-        bytesParsed += data.length;
-        parsed = importer.parseFile(path, data);
+        // A file that shrank was replaced: read it from the start.
+        const from = before && stat.size >= before.completeBytes ? before.completeBytes : 0;
+        filesRead++;
+        const writeMalformed = async (m: MalformedRecord): Promise<void> => {
+          if (m.endOffset <= from) return;
+          malformedRecords++;
+          const raw = typeof m.raw === 'string' ? Buffer.from(m.raw, 'utf8') : Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength);
+          const wait = take.malformed(raw, `${m.problem}: ${m.detail}`, `${path}:${m.line}`);
+          if (wait) await wait;
+        };
+        const writeEvent = async (event: ImportedEvent): Promise<void> => {
+          if (event.endOffset <= from) {
+            eventsAlreadyImported++;
+            return;
+          }
+          eventsEmitted++;
+          const wait = take.event(event.line, event.source);
+          if (wait) await wait;
+        };
+        const reading = importer.readingOf(path);
+        let completeBytes: number;
+        let fileSkipped: Readonly<Record<string, number>>;
+        if (reading.kind === 'lines') {
+          const { scan } = reading.reading;
+          // Both passes read no further than the size seen now: lines appended meanwhile wait.
+          let limitBytes = stat.size;
+          if (scan) limitBytes = (await readLinesInChunks(path, scan, { limitBytes, ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }) })).completeBytes;
+          // What the parser completes while it reads a line is written before the next line is
+          // read: a queue of one line's output, drained (and flushed when a batch is due) in order.
+          const ready: ({ event: ImportedEvent } | { malformed: MalformedRecord })[] = [];
+          const parser = reading.reading.parser({ event: (event) => ready.push({ event }), malformed: (malformed) => ready.push({ malformed }) });
+          const drain = async (): Promise<void> => {
+            for (const r of ready) {
+              if ('event' in r) await writeEvent(r.event);
+              else await writeMalformed(r.malformed);
+            }
+            ready.length = 0;
+          };
+          const read = await readLinesInChunks(
+            path,
+            (line) => {
+              recordsRead++;
+              parser.line(line);
+              return ready.length > 0 ? drain() : undefined;
+            },
+            {
+              limitBytes,
+              ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
+              ...(options.onChunk ? { onChunk: (bytes: number, held: number) => options.onChunk?.(path, bytes, held) } : {}),
+            },
+          );
+          parser.end();
+          await drain();
+          // A parser whose line holds several records (OTLP: an export) counts them itself.
+          if (parser.recordsRead !== undefined) recordsRead += parser.recordsRead - read.lines;
+          bytesParsed += read.bytesRead;
+          completeBytes = read.completeBytes;
+          fileSkipped = parser.skipped;
+        } else {
+          const maxBytes = options.maxDocumentBytes ?? reading.maxBytes;
+          let parsed: ParsedFile;
+          if (maxBytes !== undefined && stat.size > maxBytes) parsed = await refusedDocument(path, stat.size, maxBytes);
+          else {
+            const data = await readWhole(path);
+            bytesParsed += data.length;
+            parsed = importer.parseFile(path, data);
+          }
+          recordsRead += parsed.recordsRead;
+          for (const m of parsed.malformed ?? []) await writeMalformed(m);
+          for (const event of parsed.events) await writeEvent(event);
+          completeBytes = parsed.completeBytes;
+          fileSkipped = parsed.skipped;
+        }
+        for (const [type, n] of Object.entries(fileSkipped)) skipped[type] = (skipped[type] ?? 0) + n;
+        done.set(path, { sizeBytes: stat.size, mtimeMs: stat.mtimeMs, completeBytes });
+        options.onProgress?.(index + 1, stats.length, bytesDone, bytesTotal);
       }
-      recordsRead += parsed.recordsRead;
-      for (const m of parsed.malformed ?? []) await writeMalformed(m);
-      for (const event of parsed.events) await writeEvent(event);
-      completeBytes = parsed.completeBytes;
-      fileSkipped = parsed.skipped;
-    }
-    for (const [type, n] of Object.entries(fileSkipped)) skipped[type] = (skipped[type] ?? 0) + n;
-    done.set(path, { sizeBytes: stat.size, mtimeMs: stat.mtimeMs, completeBytes });
-    options.onProgress?.(index + 1, stats.length, bytesDone, bytesTotal);
-  }
-  await target.flush();
+    },
+  };
+  await drive(source, target);
   // Recorded only after every event of these files is acknowledged: a crash before this point
   // re-imports them, and the deterministic event ids make that harmless.
   if (done.size) await state.save(importer.id, done, ingestedAt);

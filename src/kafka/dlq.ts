@@ -30,13 +30,6 @@ export function recordSource(topic: string, partition: number, offset: string): 
   return `${topic}/${partition}/${offset}`;
 }
 
-/** Splits a record source back into its parts (topic names cannot contain '/'). */
-export function parseRecordSource(source: string): { topic: string; partition: number; offset: string } | undefined {
-  const m = /^(.+)\/([0-9]+)\/([0-9]+)$/.exec(source);
-  if (!m) return undefined;
-  return { topic: m[1] as string, partition: Number(m[2]), offset: m[3] as string };
-}
-
 export interface OriginalRecord {
   readonly key: Buffer | null;
   readonly value: Buffer | null;

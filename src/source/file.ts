@@ -5,6 +5,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { walkFiles } from '../util/walk.ts';
+import type { RecordSource } from './record.ts';
 
 export interface SourceLine {
   readonly bytes: Uint8Array;
@@ -93,4 +94,21 @@ export function openInput(file: InputFile): Readable {
   // bin/toolcanon.mjs hands stdin over on another descriptor (the engine must never see fd 0).
   const fd = process.env['TOOLCANON_STDIN_FD'];
   return fd === undefined ? process.stdin : createReadStream('', { fd: Number(fd), highWaterMark: 1 << 20 });
+}
+
+/**
+ * The lines of `files` in order, as a record source (replay): each line's bytes at `file:line`.
+ * onBytes counts what is read, onBlank the blank lines (which are not records).
+ */
+export function fileLines(files: readonly InputFile[], onBytes?: (n: number) => void, onBlank?: () => void): RecordSource<Uint8Array, string> {
+  return {
+    async read(take) {
+      for (const file of files) {
+        for await (const line of readLines(openInput(file), file.path, onBytes, onBlank)) {
+          const wait = take.event(line.bytes, line.source);
+          if (wait) await wait;
+        }
+      }
+    },
+  };
 }

@@ -22,7 +22,7 @@ import { redactText } from '../redact/redact.ts';
 import { asLogger, mapLogger, type Logger, type LogTarget } from '../util/log.ts';
 import { hostname } from 'node:os';
 import { nowClickHouseTime } from '../decode/event.ts';
-import { createKafkaClient, isRebalanceError, type BatchContext, type KafkaAdmin, type KafkaClient, type StreamConsumer, type StreamProducer } from '../kafka/client.ts';
+import { createKafkaClient, isRebalanceError, type BatchContext, type ConsumedRecord, type KafkaAdmin, type KafkaClient, type StreamConsumer, type StreamProducer } from '../kafka/client.ts';
 import { BatchWriter, emptyCounts, type PipelineCounts } from '../pipeline.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { SinkError } from '../sink/errors.ts';
@@ -30,6 +30,8 @@ import { backoffDelayMs, sleep } from './backoff.ts';
 import type { WorkerConfig } from './config.ts';
 import { DeadLetterPublisher, DeadLetterQueue } from './dead-letter-publisher.ts';
 import { recordSource } from '../kafka/dlq.ts';
+import { batchRecords, type TopicPosition } from '../kafka/batch-source.ts';
+import { pump, type RecordTarget } from '../source/record.ts';
 import { Mutex } from './mutex.ts';
 import { OffsetLedger } from './offset-ledger.ts';
 import { ProgressReporter } from './progress.ts';
@@ -344,44 +346,15 @@ export class StreamWorker {
       if (gen !== this.gen) return;
       gen.context = ctx;
       const { batch } = ctx;
-      const limits = this.config.limits;
-      const ingestedAt = nowClickHouseTime();
-      let added = 0;
-      let bytes = 0;
-      const account = (): void => {
-        if (added === 0) return;
-        this.stats.eventsConsumed += added;
-        this.stats.bytesConsumed += bytes;
-        this.telemetry.eventsConsumed(added, bytes);
-        added = 0;
-        bytes = 0;
-      };
       this.firstConsumedAtMs ??= Date.now();
-      for (const record of batch.records) {
-        if (this.stopping || gen !== this.gen || gen.offsets.isRebalancing || !ctx.isRunning()) break;
-        const value = record.value ?? EMPTY;
-        const source = recordSource(batch.topic, batch.partition, record.offset);
-        const { kind, due } = gen.writer.add({ bytes: value, source }, ingestedAt, limits);
-        // Only poison records are kept, with their position, for the dead-letter topic.
-        if (kind === 'dead') gen.deadLetters.keep(source, { topic: batch.topic, partition: batch.partition, offset: record.offset, key: record.key, value: record.value });
-        gen.offsets.add(batch.partition, record.offset);
-        gen.firstPendingAtMs ??= Date.now();
-        ctx.markFetched(record.offset);
-        added++;
-        bytes += value.byteLength;
-        if (due) {
-          account();
-          await this.pipelineFlush(gen);
-        } else if (gen.inFlight !== undefined && added % YIELD_EVERY_RECORDS === 0) {
-          // Let the batch in flight move on (its engine calls complete on this thread's loop).
-          await yieldToLoop();
-        }
-      }
-      account();
+      const intake = this.intake(gen, ctx);
+      await pump(
+        batchRecords(batch, () => this.stopping || gen !== this.gen || gen.offsets.isRebalancing || !ctx.isRunning()),
+        intake,
+      );
+      intake.account();
       this.progress.noteHighWatermark(batch.partition, BigInt(batch.highWatermark));
-      if (gen === this.gen && gen.firstPendingAtMs !== undefined && Date.now() - gen.firstPendingAtMs >= this.config.batchMaxWaitMs) {
-        await this.settle(gen, 'time');
-      }
+      if (gen === this.gen && gen.firstPendingAtMs !== undefined && Date.now() - gen.firstPendingAtMs >= this.config.batchMaxWaitMs) await intake.flush();
     });
     if (gen !== this.gen || this.stopping) return;
     // Find out about a rebalance here, while the buffered events can still be committed:
@@ -399,6 +372,59 @@ export class StreamWorker {
       await this.lock.run(() => this.settle(gen, 'rebalance', Date.now() + REBALANCE_SETTLE_MS));
       throw error; // the client rejoins the group; onAssigned starts the next generation
     }
+  }
+
+  /**
+   * The generation as the target of a consumed batch (the drive loop, src/source/record.ts):
+   * each record decoded into the generation's writer, its offset into the ledger and, when it
+   * is poison, kept for the dead-letter topic at its position. A due batch is pipelined
+   * (written, its poison records published and its offsets committed while the next records
+   * are decoded). While a batch is in flight the intake also has the source wait every
+   * YIELD_EVERY_RECORDS records, so that the write, whose engine calls complete on this
+   * thread's loop, moves on. flush() is a settle: written, published and committed, unless the
+   * generation gave up (rebalance, stop), which leaves the records to be consumed again.
+   * Used under the lock; account() adds what was taken to the consumed counts.
+   */
+  private intake(gen: Generation, ctx: BatchContext): RecordTarget<ConsumedRecord, TopicPosition> & { account(): void } {
+    const limits = this.config.limits;
+    const ingestedAt = nowClickHouseTime();
+    let added = 0;
+    let bytes = 0;
+    let batchDue = false;
+    const account = (): void => {
+      if (added === 0) return;
+      this.stats.eventsConsumed += added;
+      this.stats.bytesConsumed += bytes;
+      this.telemetry.eventsConsumed(added, bytes);
+      added = 0;
+      bytes = 0;
+    };
+    return {
+      addEvent: (record, at) => {
+        const value = record.value ?? EMPTY;
+        const source = recordSource(at.topic, at.partition, at.offset);
+        const { kind, due } = gen.writer.add({ bytes: value, source }, ingestedAt, limits);
+        // Only poison records are kept, with their position, for the dead-letter topic.
+        if (kind === 'dead') gen.deadLetters.keep(source, { ...at, key: record.key, value: record.value });
+        gen.offsets.add(at.partition, at.offset);
+        gen.firstPendingAtMs ??= Date.now();
+        ctx.markFetched(at.offset);
+        added++;
+        bytes += value.byteLength;
+        batchDue = due;
+        return due || (gen.inFlight !== undefined && added % YIELD_EVERY_RECORDS === 0);
+      },
+      due: async () => {
+        if (!batchDue) return yieldToLoop();
+        account();
+        await this.pipelineFlush(gen);
+      },
+      flush: async () => {
+        account();
+        await this.settle(gen, 'time');
+      },
+      account,
+    };
   }
 
   private onTick(): void {

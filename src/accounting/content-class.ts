@@ -10,6 +10,9 @@ const SAMPLE_CHARS = 1024;
 const JSON_PARSE_MAX_CHARS = 8192;
 const CODE_LINE = /(^\s*(import|export|from|def|class|fn|func|function|const|let|var|return|if|for|while|#include|package|pub|use)\b)|[;{}]\s*$|=>|::|\bself\.|\bthis\./;
 
+/** A character isCjk counts (the same ranges). */
+const CJK_CHAR = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/;
+
 function isCjk(c: number): boolean {
   return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff) || (c >= 0xff00 && c <= 0xffef);
 }
@@ -23,16 +26,21 @@ export function classifyContent(text: string): ContentClass {
   const sample = text.length > SAMPLE_CHARS ? text.slice(0, SAMPLE_CHARS) : text;
   const trimmed = sample.trim();
   if (trimmed === '') return 'empty';
-  let cjk = 0;
-  let letters = 0;
-  for (let i = 0; i < trimmed.length; i++) {
-    const c = trimmed.charCodeAt(i);
-    if (c < 0x80) {
-      if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) letters++;
-    } else if (isCjk(c)) cjk++;
-    else if (isAlphabetic(c)) letters++;
+  // CJK when 30 % of the letters are CJK: counted only when there is a CJK character at all
+  // (the expression finds out natively; a loop of charCodeAt over every text was most of the
+  // classifier's time on the hot path).
+  if (CJK_CHAR.test(trimmed)) {
+    let cjk = 0;
+    let letters = 0;
+    for (let i = 0; i < trimmed.length; i++) {
+      const c = trimmed.charCodeAt(i);
+      if (c < 0x80) {
+        if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) letters++;
+      } else if (isCjk(c)) cjk++;
+      else if (isAlphabetic(c)) letters++;
+    }
+    if (cjk >= (cjk + letters) * 0.3) return 'cjk';
   }
-  if (cjk > 0 && cjk >= (cjk + letters) * 0.3) return 'cjk';
   const first = trimmed[0];
   if (first === '{' || first === '[') {
     const last = text.trimEnd().at(-1);

@@ -38,7 +38,29 @@ export function observeDiscovery(c: DiscoveryInput): DiscoveryObservation | unde
   const search = isSearchMetaTool(c.harness, c.tool);
   const refusalText = search ? undefined : refusalOf(c);
   if (!search && refusalText === undefined && !(c.namespace === 'mcp' && c.mcpServer !== '' && c.mcpTool !== '')) return undefined;
-  const base = {
+  if (search) {
+    const reported = (c.output?.includes(BUDGET) ?? false) || (c.error?.includes(BUDGET) ?? false);
+    return observation(c, 'search', queryOf(c.rawInput), reported || c.output === undefined ? [] : namesInResult(c.output), reported, '', '', '');
+  }
+  if (refusalText !== undefined) {
+    const m = REFUSAL.exec(refusalText);
+    return observation(c, 'refusal', '', [], false, m?.[1] ?? '', RECOVERY.exec(refusalText)?.[1] ?? '', '');
+  }
+  return observation(c, 'call', '', [], false, '', '', `${c.mcpServer}__${c.mcpTool}`);
+}
+
+/** One observation, every field written out (spreading shared parts into it was slow in V8). */
+function observation(
+  c: DiscoveryInput,
+  kind: DiscoveryObservation['discovery_kind'],
+  query: string,
+  resultTools: string[],
+  reportedBudgetExhausted: boolean,
+  refusedTool: string,
+  recoveryQuery: string,
+  calledTool: string,
+): DiscoveryObservation {
+  return {
     event_id: c.event_id,
     ts: c.ts,
     harness: c.harness,
@@ -52,27 +74,14 @@ export function observeDiscovery(c: DiscoveryInput): DiscoveryObservation | unde
     status: c.status,
     source: c.source,
     ingested_at: c.ingestedAt,
+    query,
+    result_tools: resultTools,
+    reported_budget_exhausted: reportedBudgetExhausted,
+    refused_tool: refusedTool,
+    recovery_query: recoveryQuery,
+    called_tool: calledTool,
+    discovery_kind: kind,
   };
-  const none = { query: '', result_tools: [] as string[], reported_budget_exhausted: false, refused_tool: '', recovery_query: '', called_tool: '' };
-  if (search) {
-    const reported = (c.output?.includes(BUDGET) ?? false) || (c.error?.includes(BUDGET) ?? false);
-    return {
-      ...base,
-      ...none,
-      discovery_kind: 'search',
-      query: queryOf(c.rawInput),
-      result_tools: reported || c.output === undefined ? [] : namesInResult(c.output),
-      reported_budget_exhausted: reported,
-    };
-  }
-  if (refusalText !== undefined) {
-    const m = REFUSAL.exec(refusalText);
-    return { ...base, ...none, discovery_kind: 'refusal', refused_tool: m?.[1] ?? '', recovery_query: RECOVERY.exec(refusalText)?.[1] ?? '' };
-  }
-  if (c.namespace === 'mcp' && c.mcpServer !== '' && c.mcpTool !== '') {
-    return { ...base, ...none, discovery_kind: 'call', called_tool: `${c.mcpServer}__${c.mcpTool}` };
-  }
-  return undefined;
 }
 
 function refusalOf(c: DiscoveryInput): string | undefined {

@@ -22,16 +22,19 @@ export const CATALOGUE_ROWS: readonly CatalogueRow[] = CATALOGUE satisfies reado
 /** The family of the MCP meta-tools (search_tool / use_tool), reachable from any harness. */
 export const META_TOOL_NAMESPACE: ToolNamespace = 'mcp';
 
-const byKey = new Map<string, CatalogueRow>();
+/** Rows by family, then by name (two lookups, no key built per call: this is on every event's path). */
+const byFamily = new Map<ToolNamespace, Map<string, CatalogueRow>>();
 for (const row of CATALOGUE_ROWS) {
-  const key = `${row.ns}\u0000${row.name}`;
-  if (byKey.has(key)) throw new Error(`Catalogue declares ${row.ns}/${row.name} twice`);
-  byKey.set(key, row);
+  let names = byFamily.get(row.ns);
+  if (names === undefined) byFamily.set(row.ns, (names = new Map()));
+  if (names.has(row.name)) throw new Error(`Catalogue declares ${row.ns}/${row.name} twice`);
+  names.set(row.name, row);
 }
+const metaTools = byFamily.get(META_TOOL_NAMESPACE) ?? new Map<string, CatalogueRow>();
 
 /** The row of a tool in a family, or of an MCP meta-tool, or undefined. */
 export function findCatalogueRow(namespace: ToolNamespace, name: string): CatalogueRow | undefined {
-  return byKey.get(`${namespace}\u0000${name}`) ?? byKey.get(`${META_TOOL_NAMESPACE}\u0000${name}`);
+  return byFamily.get(namespace)?.get(name) ?? metaTools.get(name);
 }
 
 /** True when the tool is its family's (or the MCP) tool-search meta-tool. */

@@ -88,17 +88,33 @@ function toCanonicalValue(field: CanonicalField, rawText: string): FieldValue | 
   return 'canonical_type_mismatch';
 }
 
+type FieldNames = { readonly [F in CanonicalField]?: readonly string[] };
+/** The fields and aliases of each catalogue row's names, listed once (not per event). */
+const ENTRIES = new WeakMap<FieldNames, readonly (readonly [CanonicalField, readonly string[]])[]>();
+function entriesOf(names: FieldNames): readonly (readonly [CanonicalField, readonly string[]])[] {
+  let entries = ENTRIES.get(names);
+  if (entries === undefined) {
+    entries = Object.entries(names) as [CanonicalField, readonly string[]][];
+    ENTRIES.set(names, entries);
+  }
+  return entries;
+}
+
 /** Projects the members of an object onto the canonical fields named in `names`. */
 function projectMembers(
   text: string,
   members: ReadonlyMap<string, MemberSpan>,
-  names: { readonly [F in CanonicalField]?: readonly string[] },
+  names: FieldNames,
   flags: RowFlag[],
 ): { canonicalInput: string; columns: CanonicalColumns } {
   const columns = emptyColumns();
   const parts: string[] = [];
-  for (const [field, aliases] of Object.entries(names) as [CanonicalField, readonly string[]][]) {
-    const span = aliases.map((a) => members.get(a)).find((s) => s !== undefined);
+  for (const [field, aliases] of entriesOf(names)) {
+    let span: MemberSpan | undefined;
+    for (const alias of aliases) {
+      span = members.get(alias);
+      if (span !== undefined) break;
+    }
     if (span === undefined) continue;
     const rawText = text.slice(span.start, span.end);
     if (rawText === 'null') continue; // an explicit null is an absent value

@@ -4,7 +4,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'src/report/assets/**', 'scripts/otlp-receiver/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'src/report/assets/**', 'scripts/otlp-receiver/**', 'coverage/**', '.scratch/**'] },
   {
     files: ['**/*.ts'],
     languageOptions: {

@@ -39,12 +39,11 @@ export interface RecordSource<Line, Position> {
  * batch is due, its time is up or it stops.
  */
 export function pump<Line, Position>(source: RecordSource<Line, Position>, target: RecordTarget<Line, Position>): Promise<void> {
-  const due = (): Promise<void> => target.due();
   return source.read({
-    event: (line, at) => (target.addEvent(line, at) ? due() : undefined),
+    event: (line, at) => (target.addEvent(line, at) ? target.due() : undefined),
     malformed: (raw, detail, at) => {
       if (!target.addMalformed) throw new TypeError(`A malformed record at ${String(at)} reached a target that takes none.`);
-      return target.addMalformed(raw, detail, at) ? due() : undefined;
+      return target.addMalformed(raw, detail, at) ? target.due() : undefined;
     },
   });
 }

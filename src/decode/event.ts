@@ -15,8 +15,8 @@ import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '
 import { observeDiscovery } from '../discovery/discovery.ts';
 import { deriveRegistrations } from '../mcp/registrations.ts';
 import { projectToolCall } from '../transform/project.ts';
-import { indexObject } from '../util/json-spans.ts';
-import { redactBytes, redactText } from '../redact/redact.ts';
+import { indexObject, type Members } from '../util/json-spans.ts';
+import { redactBytes, redactCounted, redactShortCounted, redactText } from '../redact/redact.ts';
 
 export interface DecodeLimits {
   /** Largest accepted event, in bytes of the encoded line. */
@@ -319,14 +319,14 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   const r = limits.redact === false ? KEEP : new Redaction();
   const rawInput = r.text(receivedInput);
   const error = r.text(event.error ?? '');
-  const sessionId = r.text(event.session_id);
-  const storedAgentId = r.text(agentId);
-  const host = r.text(machine.host);
-  const deviceId = r.text(machine.device_id);
-  const turnId = r.text(event.turn_id ?? '');
+  const sessionId = r.short(event.session_id);
+  const storedAgentId = r.short(agentId);
+  const host = r.short(machine.host);
+  const deviceId = r.short(machine.device_id);
+  const turnId = r.short(event.turn_id ?? '');
   const callId = r.text(event.call_id);
-  const model = r.text(event.model ?? '');
-  const tool = r.text(event.tool);
+  const model = r.short(event.model ?? '');
+  const tool = r.short(event.tool);
   const p = projectToolCall(event.harness, tool, { text: rawInput, wasString });
   const flags = r.count === 0 ? p.flags : [...p.flags, 'redacted' as const];
   return {
@@ -403,14 +403,15 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
 class Redaction {
   count = 0;
   text(s: string): string {
-    if (s === '') return s;
-    const r = redactText(s);
-    this.count += r.count;
-    return r.text;
+    return s === '' ? s : redactCounted(s, this);
+  }
+  /** A field whose values repeat from event to event (session, model, tool, …): remembered. */
+  short(s: string): string {
+    return s === '' ? s : redactShortCounted(s, this);
   }
 }
 /** Redaction off (--no-redact): texts stay as received. */
-const KEEP = { count: 0, text: (s: string): string => s } as const;
+const KEEP = { count: 0, text: (s: string): string => s, short: (s: string): string => s } as const;
 
 function schemaDeadLetter(errors: ErrorObject[] | null | undefined, parsed: unknown, dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome): DecodeOutcome {
   const first = errors?.[0];
@@ -474,7 +475,7 @@ const TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cac
 function decodeUsage(
   event: UsageEvent,
   text: string,
-  members: ReadonlyMap<string, { start: number; end: number }> | undefined,
+  members: Members | undefined,
   source: string,
   ingestedAt: string,
   dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome,
@@ -501,12 +502,12 @@ function decodeUsage(
       event_id: event.event_id ?? identityEventId('usage', event.harness, event.session_id, event.agent_id ?? '', event.request_id),
       ts,
       harness: event.harness,
-      session_id: r.text(event.session_id),
-      agent_id: r.text(event.agent_id ?? ''),
-      host: r.text(machine.host),
-      device_id: r.text(machine.device_id),
-      turn_id: r.text(event.turn_id ?? ''),
-      model: r.text(event.model ?? ''),
+      session_id: r.short(event.session_id),
+      agent_id: r.short(event.agent_id ?? ''),
+      host: r.short(machine.host),
+      device_id: r.short(machine.device_id),
+      turn_id: r.short(event.turn_id ?? ''),
+      model: r.short(event.model ?? ''),
       request_id: r.text(event.request_id),
       input_tokens: figures.input_tokens ?? 0n,
       output_tokens: figures.output_tokens ?? 0n,

@@ -52,9 +52,12 @@ export function redactionMarker(kind: string, secret: string): string {
   return `[REDACTED:${kind}:${sha256Hex(Buffer.from(secret, 'latin1'), 4)}]`;
 }
 
-function runRule(c: CompiledRule, text: string): RedactedText {
+/** Secrets replaced by the runs since the caller last set it to 0 (no result object per rule). */
+let replaced = 0;
+
+function runRule(c: CompiledRule, text: string): string {
   const { rule, regex } = c;
-  if (rule.anchor !== undefined && !rule.anchor.test(text)) return { text, count: 0 };
+  if (rule.anchor !== undefined && !rule.anchor.test(text)) return text;
   regex.lastIndex = 0;
   let out = '';
   let copiedTo = 0;
@@ -81,20 +84,16 @@ function runRule(c: CompiledRule, text: string): RedactedText {
     regex.lastIndex = Math.max(copiedTo, m.index + 1);
     count++;
   }
-  if (count === 0) return { text, count };
-  return { text: out + text.slice(copiedTo), count };
+  if (count === 0) return text;
+  replaced += count;
+  return out + text.slice(copiedTo);
 }
 
-function runPass(pass: CompiledPass, text: string): RedactedText {
-  if (!pass.prefilter.test(text)) return { text, count: 0 };
+function runPass(pass: CompiledPass, text: string): string {
+  if (!pass.prefilter.test(text)) return text;
   let t = text;
-  let count = 0;
-  for (const rule of pass.rules) {
-    const r = runRule(rule, t);
-    t = r.text;
-    count += r.count;
-  }
-  return { text: t, count };
+  for (const rule of pass.rules) t = runRule(rule, t);
+  return t;
 }
 
 /**
@@ -107,16 +106,60 @@ function isCode(rule: RedactionRule, value: string, text: string, end: number): 
   return c === 40 /* ( */ || c === 46 /* . */ || isIdentifierPath(value);
 }
 
+/** The text with every secret replaced; what was replaced is added to `replaced`. */
+function redactCounting(text: string): string {
+  let t = text;
+  for (const pass of PASSES) t = runPass(pass, t);
+  return t;
+}
+
 /** Redacts every secret in a text (JSON or not). */
 export function redactText(text: string): RedactedText {
-  let t = text;
-  let count = 0;
-  for (const pass of PASSES) {
-    const r = runPass(pass, t);
-    t = r.text;
-    count += r.count;
-  }
+  replaced = 0;
+  const t = redactCounting(text);
+  const count = replaced;
   return count === 0 ? { text, count } : { text: t, count };
+}
+
+/** Where the counting forms below add the secrets they replace. */
+export interface RedactionCount {
+  count: number;
+}
+
+/** redactText that returns the text and adds its count to `into` (no result object). */
+export function redactCounted(text: string, into: RedactionCount): string {
+  replaced = 0;
+  const t = redactCounting(text);
+  into.count += replaced;
+  return t;
+}
+
+/** Longest text redactShortCounted remembers, and how many it remembers before it forgets them all. */
+const SHORT_TEXT = 64;
+const SHORT_MEMO_SIZE = 4096;
+/** Short texts already redacted: the redacted text and its count, or the text itself when it held none. */
+const shortMemo = new Map<string, RedactedText | string>();
+
+/**
+ * redactCounted for the short fields of an event (session, turn, agent, host, model, tool): the
+ * same few values come back event after event, and the two prefilters cost ~2 ns a character
+ * each time. Redaction is a function of the text alone, so the remembered result is the result.
+ * The memo is bounded: at SHORT_MEMO_SIZE texts it is emptied.
+ */
+export function redactShortCounted(text: string, into: RedactionCount): string {
+  if (text.length > SHORT_TEXT) return redactCounted(text, into);
+  const known = shortMemo.get(text);
+  if (known !== undefined) {
+    if (typeof known === 'string') return known;
+    into.count += known.count;
+    return known.text;
+  }
+  replaced = 0;
+  const t = redactCounting(text);
+  if (shortMemo.size >= SHORT_MEMO_SIZE) shortMemo.clear();
+  shortMemo.set(text, replaced === 0 ? text : { text: t, count: replaced });
+  into.count += replaced;
+  return t;
 }
 
 /**

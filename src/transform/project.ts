@@ -12,7 +12,7 @@ import {
 import { MCP_HARNESS_PREFIX, MCP_SEPARATOR, parseMcpName, stripMcpPrefix } from '../canonical/mcp.ts';
 import { findCatalogueRow, type CatalogueRow } from '../catalogue/index.ts';
 import { MCP_INPUT_NAMES } from '../catalogue/rows.ts';
-import { indexObject, type MemberSpan } from '../util/json-spans.ts';
+import { indexObject, type Members, type MemberSpan } from '../util/json-spans.ts';
 import type { RowFlag, ToolCallRow } from '../model/records.ts';
 
 type CanonicalColumns = Record<CanonicalField, string | null>;
@@ -103,7 +103,7 @@ function entriesOf(names: FieldNames): readonly (readonly [CanonicalField, reado
 /** Projects the members of an object onto the canonical fields named in `names`. */
 function projectMembers(
   text: string,
-  members: ReadonlyMap<string, MemberSpan>,
+  members: Members,
   names: FieldNames,
   flags: RowFlag[],
 ): { canonicalInput: string; columns: CanonicalColumns } {
@@ -131,7 +131,7 @@ function projectMembers(
 }
 
 /** The members of the raw input, when it is (or its string holds) a JSON object. */
-function indexRawInput(raw: RawInput, flags: RowFlag[], projectionExpected: boolean): { text: string; members: Map<string, MemberSpan> } | undefined {
+function indexRawInput(raw: RawInput, flags: RowFlag[], projectionExpected: boolean): { text: string; members: Members } | undefined {
   if (raw.wasString) {
     try {
       JSON.parse(raw.text);
@@ -172,7 +172,7 @@ function projectCatalogued(row: CatalogueRow, raw: RawInput): Projection {
 }
 
 /** An MCP tool: attributed to its server when the name is valid, flagged (never split) when not. */
-function projectMcp(name: string, via: 'direct' | 'use_tool', input: { text: string; members: Map<string, MemberSpan> } | undefined, flags: RowFlag[]): Projection {
+function projectMcp(name: string, via: 'direct' | 'use_tool', input: { text: string; members: Members } | undefined, flags: RowFlag[]): Projection {
   const parsed = parseMcpName(stripMcpPrefix(name));
   let canonicalInput = '';
   let columns = emptyColumns();
@@ -208,7 +208,7 @@ function projectUseTool(useTool: CatalogueRow, raw: RawInput): Projection {
   }
   const toolName = JSON.parse(nameText) as string;
   const inputSpan = indexed.members.get('tool_input');
-  let toolInput: { text: string; members: Map<string, MemberSpan> } | undefined;
+  let toolInput: { text: string; members: Members } | undefined;
   if (inputSpan) {
     const index = indexObject(indexed.text, inputSpan.start, inputSpan.end);
     if (index) toolInput = { text: indexed.text, members: index.members };

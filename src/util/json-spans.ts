@@ -13,9 +13,56 @@ export interface MemberSpan {
   readonly end: number;
 }
 
+/**
+ * The members of an object by decoded key; a repeated key keeps its last occurrence, as
+ * JSON.parse does. Kept as two lists, looked up from the end: an envelope has a dozen members
+ * and is asked for one or two, and a Map (a hash of every key, growth) cost ~0.45 µs an event
+ * more. Past 16 members a lookup goes through a Map made once.
+ */
+export class Members {
+  private readonly names: string[] = [];
+  private readonly spans: MemberSpan[] = [];
+  private map: Map<string, MemberSpan> | undefined;
+
+  /** Called by the scanner only, before the index is handed out. */
+  add(name: string, span: MemberSpan): void {
+    this.names.push(name);
+    this.spans.push(span);
+  }
+
+  get(name: string): MemberSpan | undefined {
+    const names = this.names;
+    if (names.length > 16) return this.asMap().get(name);
+    for (let k = names.length - 1; k >= 0; k--) if (names[k] === name) return this.spans[k];
+    return undefined;
+  }
+
+  /** Distinct keys. */
+  get size(): number {
+    return this.asMap().size;
+  }
+
+  /** Distinct keys, in the order of their last occurrences. */
+  keys(): IterableIterator<string> {
+    return this.asMap().keys();
+  }
+
+  private asMap(): Map<string, MemberSpan> {
+    if (this.map === undefined) {
+      const map = new Map<string, MemberSpan>();
+      for (let k = 0; k < this.names.length; k++) {
+        const name = this.names[k] as string;
+        map.delete(name); // the order of the last occurrence
+        map.set(name, this.spans[k] as MemberSpan);
+      }
+      this.map = map;
+    }
+    return this.map;
+  }
+}
+
 export interface ObjectIndex {
-  /** Members by decoded key; a repeated key keeps its last occurrence, as JSON.parse does. */
-  readonly members: Map<string, MemberSpan>;
+  readonly members: Members;
   /** Deepest nesting inside the object, the object itself being depth 1. */
   readonly maxDepth: number;
 }
@@ -64,8 +111,18 @@ function skipString(text: string, i: number): number {
  * (a scalar is depth 0, `[]` is depth 1).
  */
 export function skipValue(text: string, i: number): { end: number; depth: number } {
+  const end = skipTo(text, i);
+  return { end, depth: skippedDepth };
+}
+
+/** The depth of the value skipTo last skipped (a result without an object per value). */
+let skippedDepth = 0;
+
+/** Index just past the value that starts at `i`; its depth is left in skippedDepth. */
+function skipTo(text: string, i: number): number {
+  skippedDepth = 0;
   const c = text.charCodeAt(i);
-  if (c === Ch.Quote) return { end: skipString(text, i), depth: 0 };
+  if (c === Ch.Quote) return skipString(text, i);
   if (c !== Ch.OpenBrace && c !== Ch.OpenBracket) {
     // A number, true, false or null: runs to the next structural character or whitespace.
     let j = i;
@@ -75,7 +132,7 @@ export function skipValue(text: string, i: number): { end: number; depth: number
           d === Ch.Tab || d === Ch.Lf || d === Ch.Cr || d === Ch.Colon) break;
       j++;
     }
-    return { end: j, depth: 0 };
+    return j;
   }
   let depth = 0;
   let maxDepth = 0;
@@ -91,11 +148,15 @@ export function skipValue(text: string, i: number): { end: number; depth: number
       if (depth > maxDepth) maxDepth = depth;
     } else if (d === Ch.CloseBrace || d === Ch.CloseBracket) {
       depth--;
-      if (depth === 0) return { end: j + 1, depth: maxDepth };
+      if (depth === 0) {
+        skippedDepth = maxDepth;
+        return j + 1;
+      }
     }
     j++;
   }
-  return { end: text.length, depth: maxDepth };
+  skippedDepth = maxDepth;
+  return text.length;
 }
 
 /** A key's value from its literal with escapes; undefined when the literal is no JSON string. */
@@ -114,7 +175,7 @@ function decodeKey(rawKey: string): string | undefined {
 export function indexObject(text: string, start = 0, end = text.length): ObjectIndex | undefined {
   let i = skipWhitespace(text, start);
   if (text.charCodeAt(i) !== Ch.OpenBrace) return undefined;
-  const members = new Map<string, MemberSpan>();
+  const members = new Members();
   let maxDepth = 1;
   i++;
   while (i < end) {
@@ -127,17 +188,17 @@ export function indexObject(text: string, start = 0, end = text.length): ObjectI
     }
     if (c !== Ch.Quote) break; // malformed; JSON.parse reports it
     const keyEnd = skipString(text, i);
-    const rawKey = text.slice(i, keyEnd);
-    const key = rawKey.includes('\\') ? decodeKey(rawKey) : rawKey.slice(1, -1);
-    if (key === undefined) break; // a bad escape (or a key cut short): JSON.parse reports it
+    let key: string | undefined = text.slice(i + 1, keyEnd - 1);
+    // A bad escape (or a key cut short) is undefined: JSON.parse reports it.
+    if (key.includes('\\')) key = decodeKey(text.slice(i, keyEnd));
+    if (key === undefined) break;
     i = skipWhitespace(text, keyEnd);
     if (text.charCodeAt(i) !== Ch.Colon) break;
     i = skipWhitespace(text, i + 1);
-    const value = skipValue(text, i);
-    members.delete(key); // keep insertion order of the last occurrence
-    members.set(key, { start: i, end: value.end });
-    if (value.depth + 1 > maxDepth) maxDepth = value.depth + 1;
-    i = value.end;
+    const valueEnd = skipTo(text, i);
+    members.add(key, { start: i, end: valueEnd });
+    if (skippedDepth + 1 > maxDepth) maxDepth = skippedDepth + 1;
+    i = valueEnd;
   }
   return { members, maxDepth };
 }
@@ -156,10 +217,10 @@ export function indexArray(text: string, start = 0): MemberSpan[] | undefined {
       i++;
       continue;
     }
-    const value = skipValue(text, i);
-    if (value.end <= i) break; // malformed
-    out.push({ start: i, end: value.end });
-    i = value.end;
+    const valueEnd = skipTo(text, i);
+    if (valueEnd <= i) break; // malformed
+    out.push({ start: i, end: valueEnd });
+    i = valueEnd;
   }
   return out;
 }

@@ -2,7 +2,7 @@
 // JSON stays the same JSON but for the markers; bytes that are not UTF-8 stay the same bytes.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { redactBytes, redactionFromEnv, redactionMarker, redactText } from '../../src/redact/redact.ts';
+import { redactBytes, redactCounted, redactionFromEnv, redactionMarker, redactShortCounted, redactText } from '../../src/redact/redact.ts';
 import { isSecretName, REDACTION_RULES } from '../../src/redact/rules.ts';
 import { decodeEvent } from '../../src/decode/event.ts';
 
@@ -201,5 +201,24 @@ describe('redaction in the decoder', () => {
       { seed: 20261204, numRuns: 2_000 },
     );
     expect(redactedCases).toBeGreaterThan(500);
+  });
+
+  it('the counting forms, the remembered one included, give what redactText gives, on a first call, a remembered one and after the memo is emptied', () => {
+    const texts = [...POSITIVES.map((p) => p.text), ...POSITIVES.map((p) => p.secret), 'max_tokens=4096', 'claude-opus-4', 'Bash', 'session-1', 'x'.repeat(64), `${'x'.repeat(50)} ghp_${x(36)}`, ''];
+    for (let round = 0; round < 3; round++) {
+      // Round 1 is past the memo's size (4096 distinct texts): every text is forgotten at least once.
+      const fill = round === 1 ? Array.from({ length: 5000 }, (_, i) => `s-${i}`) : [];
+      for (const t of [...fill, ...texts]) {
+        const want = redactText(t);
+        const counted = { count: 3 };
+        const short = { count: 5 };
+        expect(redactCounted(t, counted)).toBe(want.text);
+        expect(redactShortCounted(t, short)).toBe(want.text);
+        expect(redactShortCounted(t, short)).toBe(want.text);
+        expect(counted.count).toBe(3 + want.count);
+        expect(short.count).toBe(5 + 2 * want.count);
+      }
+    }
+    expect(texts.filter((t) => redactText(t).count > 0).length).toBeGreaterThan(20);
   });
 });

@@ -27,6 +27,24 @@ describe('indexObject', () => {
     expect(index?.members.size).toBe(1);
   });
 
+  it('finds every member as JSON.parse reads it, under 16 members (lists) and over (a Map), repeated keys included', () => {
+    for (const n of [1, 5, 16, 17, 40]) {
+      // Keys k0..k(n-1), then k0 and k(n-1) again with other values: the last occurrence wins.
+      const members = Array.from({ length: n }, (_, i) => `"k${i}":${i}`);
+      const text = `{${[...members, `"k0":"again"`, `"k${n - 1}":[${n}]`].join(',')}}`;
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      const index = indexObject(text);
+      expect(index?.members.size).toBe(Object.keys(parsed).length);
+      expect([...(index?.members.keys() ?? [])]).toEqual([...Array.from({ length: n }, (_, i) => `k${i}`).filter((k) => k !== 'k0' && k !== `k${n - 1}`), 'k0', `k${n - 1}`].filter((k, i, all) => all.indexOf(k) === i));
+      for (const [k, v] of Object.entries(parsed)) {
+        const span = index?.members.get(k);
+        expect(span && JSON.parse(text.slice(span.start, span.end))).toEqual(v);
+      }
+      expect(index?.members.get('absent')).toBeUndefined();
+      expect(index?.members.get('k')).toBeUndefined();
+    }
+  });
+
   it('handles strings with escaped quotes and backslashes', () => {
     const text = '{"a":"x\\"}\\\\","b":2}';
     const index = indexObject(text);

@@ -13,18 +13,19 @@ import type { ToolCallRow } from '../model/records.ts';
 /** Searches per agent turn before the harness must refuse with search-budget-exhausted. */
 export const SEARCH_BUDGET_PER_TURN = 3;
 
-/** What observation needs of a decoded tool call: its identity, and what the row does not keep. */
-export type DiscoveryInput = Pick<ToolCallRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'host' | 'device_id' | 'turn_id' | 'model' | 'status'> & {
+/**
+ * What observation needs of a decoded tool call's row (the row itself is passed: building a
+ * literal of these fields for every call, when most say nothing about discovery, cost more than
+ * the observation).
+ */
+export type DiscoveryRow = Pick<ToolCallRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'host' | 'device_id' | 'turn_id' | 'model' | 'status' | 'raw_input' | 'namespace' | 'mcp_server' | 'mcp_tool' | 'source' | 'ingested_at'>;
+
+/** What the row does not keep: the tool as sent (redacted), the output and the error as sent (undefined when absent). */
+interface CallText {
   readonly tool: string;
-  readonly rawInput: string;
   readonly output: string | undefined;
   readonly error: string | undefined;
-  readonly namespace: string;
-  readonly mcpServer: string;
-  readonly mcpTool: string;
-  readonly source: string;
-  readonly ingestedAt: string;
-};
+}
 
 const REFUSAL = /Tool '([^']+)' not in active set/;
 const RECOVERY = /\(\s*query\s*=\s*'([^']*)'\s*\)/;
@@ -32,26 +33,31 @@ const BUDGET = 'search-budget-exhausted';
 /** A qualified MCP name in free text (an optional harness prefix, then `server__tool`). */
 const QUALIFIED_IN_TEXT = /(?:^|[^A-Za-z0-9_-])((?:mcp__)?[A-Za-z0-9][A-Za-z0-9-]*(?:_[A-Za-z0-9-]+)*__[A-Za-z0-9][A-Za-z0-9_.-]*)/g;
 
-/** The discovery observation of one tool call, or undefined when it says nothing about discovery. */
-export function observeDiscovery(c: DiscoveryInput): DiscoveryObservation | undefined {
+/**
+ * The discovery observation of one tool call, or undefined when it says nothing about discovery.
+ * `tool` is the tool as sent, `output` and `error` as sent (the error redacted), undefined when absent.
+ */
+export function observeDiscovery(c: DiscoveryRow, tool: string, output: string | undefined, error: string | undefined): DiscoveryObservation | undefined {
   // Most calls say nothing about discovery: decide that before building anything.
-  const search = isSearchMetaTool(c.harness, c.tool);
-  const refusalText = search ? undefined : refusalOf(c);
-  if (!search && refusalText === undefined && !(c.namespace === 'mcp' && c.mcpServer !== '' && c.mcpTool !== '')) return undefined;
+  const search = isSearchMetaTool(c.harness, tool);
+  const refusalText = search ? undefined : refusalOf(c.status, output, error);
+  if (!search && refusalText === undefined && !(c.namespace === 'mcp' && c.mcp_server !== '' && c.mcp_tool !== '')) return undefined;
+  const t: CallText = { tool, output, error };
   if (search) {
-    const reported = (c.output?.includes(BUDGET) ?? false) || (c.error?.includes(BUDGET) ?? false);
-    return observation(c, 'search', queryOf(c.rawInput), reported || c.output === undefined ? [] : namesInResult(c.output), reported, '', '', '');
+    const reported = (output?.includes(BUDGET) ?? false) || (error?.includes(BUDGET) ?? false);
+    return observation(c, t, 'search', queryOf(c.raw_input), reported || output === undefined ? [] : namesInResult(output), reported, '', '', '');
   }
   if (refusalText !== undefined) {
     const m = REFUSAL.exec(refusalText);
-    return observation(c, 'refusal', '', [], false, m?.[1] ?? '', RECOVERY.exec(refusalText)?.[1] ?? '', '');
+    return observation(c, t, 'refusal', '', [], false, m?.[1] ?? '', RECOVERY.exec(refusalText)?.[1] ?? '', '');
   }
-  return observation(c, 'call', '', [], false, '', '', `${c.mcpServer}__${c.mcpTool}`);
+  return observation(c, t, 'call', '', [], false, '', '', `${c.mcp_server}__${c.mcp_tool}`);
 }
 
 /** One observation, every field written out (spreading shared parts into it was slow in V8). */
 function observation(
-  c: DiscoveryInput,
+  c: DiscoveryRow,
+  t: CallText,
   kind: DiscoveryObservation['discovery_kind'],
   query: string,
   resultTools: string[],
@@ -70,10 +76,10 @@ function observation(
     device_id: c.device_id,
     turn_id: c.turn_id,
     model: c.model,
-    tool_name: c.tool,
+    tool_name: t.tool,
     status: c.status,
     source: c.source,
-    ingested_at: c.ingestedAt,
+    ingested_at: c.ingested_at,
     query,
     result_tools: resultTools,
     reported_budget_exhausted: reportedBudgetExhausted,
@@ -84,9 +90,9 @@ function observation(
   };
 }
 
-function refusalOf(c: DiscoveryInput): string | undefined {
-  if (c.error !== undefined && c.error.includes(' not in active set')) return c.error;
-  if (c.status === 'error' && c.output !== undefined && c.output.includes(' not in active set')) return c.output;
+function refusalOf(status: string, output: string | undefined, error: string | undefined): string | undefined {
+  if (error !== undefined && error.includes(' not in active set')) return error;
+  if (status === 'error' && output !== undefined && output.includes(' not in active set')) return output;
   return undefined;
 }
 

@@ -30,6 +30,14 @@ const START = String.raw`(?<![A-Za-z0-9_\-])`;
 const END = String.raw`(?![A-Za-z0-9_\-])`;
 /** A value of an assignment, flag or field: up to a quote, an escape, white space or a shell operator. */
 const VALUE = String.raw`[^\s"'\\&|;<>()\x60]{3,512}`;
+/**
+ * Words one of which every name isSecretName accepts contains (case aside). Named rules assert
+ * it of the name they matched, inside the expression (a lookbehind from the separator back over
+ * the name's characters), so a name without one (`"file_path":`, `limit=`) is rejected by the
+ * engine instead of being handed to isSecretName: a necessary condition, so what is redacted
+ * is the same (held by a test against isSecretName).
+ */
+export const NAME_WORD = String.raw`(?:secret|token|passw|passphrase|credential|key)`;
 /** An optional opening quote, as written in a shell or in JSON text inside a string (`\"`). */
 const OPEN_QUOTE = String.raw`(?:\\?["'])?`;
 
@@ -48,9 +56,9 @@ export const REDACTION_RULES: readonly RedactionRule[] = [
   { kind: 'auth_header', description: 'Authorization / Proxy-Authorization headers: the credential after Bearer, Basic, Token, Digest or Bot', after: 'gitleaks curl-auth-header, generic authorization; secretlint-rule-basicauth', pattern: String.raw`\b(?:proxy-)?authorization[ \t]*:[ \t]*(?:bearer|basic|token|digest|bot)[ \t]+(?<s>[A-Za-z0-9\-._~+/]+=*)`, caseInsensitive: true, anchor: /authorization/i },
   { kind: 'bearer_token', description: 'a Bearer credential outside a header line (16+ characters, with a digit)', after: 'gitleaks curl-auth-header', pattern: String.raw`\bbearer[ \t]+(?<s>(?=[A-Za-z\-._~+/]*[0-9])[A-Za-z0-9\-._~+/]{16,4096}=*)`, caseInsensitive: true, anchor: /bearer/i },
   { kind: 'url_password', description: 'the password of a URL with credentials (scheme://user:password@host)', after: 'gitleaks generic URL credentials; secretlint-rule-database-connection-string, secretlint-rule-basicauth', pattern: String.raw`\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@"\\]{1,256}:(?<s>[^\s@/"\\]{1,256})(?=@)`, caseInsensitive: true, anchor: /:\/\// },
-  { kind: 'secret_assignment', description: 'NAME=value (env, .env, shell, ini) where the name says secret, token, password or key', after: 'gitleaks generic-api-key (keyword form)', pattern: String.raw`(?<![A-Za-z0-9_.\-])(?<n>[A-Za-z_][A-Za-z0-9_.\-]{0,80})[ \t]{0,4}=[ \t]{0,4}${OPEN_QUOTE}(?<s>${VALUE})`, named: true, caseInsensitive: true, anchor: /=/, codeAware: true },
-  { kind: 'secret_flag', description: '--name value / --name=value where the flag says secret, token, password or key', after: 'gitleaks generic-api-key (keyword form)', pattern: String.raw`(?<![A-Za-z0-9_\-])--?(?<n>[A-Za-z][A-Za-z0-9_\-]{1,60})(?:[ \t]{1,4}|=)${OPEN_QUOTE}(?<s>${VALUE})`, named: true, caseInsensitive: true, anchor: /-/ },
-  { kind: 'secret_field', description: 'a JSON / YAML-flow field "name": "value" where the name says secret, token, password or key (string values only)', after: 'gitleaks generic-api-key (keyword form)', pattern: String.raw`(?<q>\\?["'])(?<n>[A-Za-z_][A-Za-z0-9_.\-]{0,80})\k<q>[ \t]{0,4}:[ \t]{0,4}\\?["'](?<s>[^"'\\]{3,512})`, named: true, caseInsensitive: true, anchor: /:/ },
+  { kind: 'secret_assignment', description: 'NAME=value (env, .env, shell, ini) where the name says secret, token, password or key', after: 'gitleaks generic-api-key (keyword form)', pattern: String.raw`(?<![A-Za-z0-9_.\-])(?<n>[A-Za-z_][A-Za-z0-9_.\-]{0,80})[ \t]{0,4}=(?<=${NAME_WORD}[A-Za-z0-9_.\-]{0,80}[ \t]{0,4}=)[ \t]{0,4}${OPEN_QUOTE}(?<s>${VALUE})`, named: true, caseInsensitive: true, anchor: /=/, codeAware: true },
+  { kind: 'secret_flag', description: '--name value / --name=value where the flag says secret, token, password or key', after: 'gitleaks generic-api-key (keyword form)', pattern: String.raw`(?<![A-Za-z0-9_\-])--?(?<n>[A-Za-z][A-Za-z0-9_\-]{1,60})(?:[ \t]{1,4}|=)(?<=${NAME_WORD}[A-Za-z0-9_\-]{0,60}(?:[ \t]{1,4}|=))${OPEN_QUOTE}(?<s>${VALUE})`, named: true, caseInsensitive: true, anchor: /-/ },
+  { kind: 'secret_field', description: 'a JSON / YAML-flow field "name": "value" where the name says secret, token, password or key (string values only)', after: 'gitleaks generic-api-key (keyword form)', pattern: String.raw`(?<q>\\?["'])(?<n>[A-Za-z_][A-Za-z0-9_.\-]{0,80})\k<q>[ \t]{0,4}:(?<=${NAME_WORD}[A-Za-z0-9_.\-]{0,80}\\?["'][ \t]{0,4}:)[ \t]{0,4}\\?["'](?<s>[^"'\\]{3,512})`, named: true, caseInsensitive: true, anchor: /:/ },
 ];
 
 /** The kind a named rule's match is marked with: its own, or aws_secret_key under an AWS secret's name. */

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { redactBytes, redactCounted, redactionFromEnv, redactionMarker, redactShortCounted, redactText } from '../../src/redact/redact.ts';
-import { isSecretName, REDACTION_RULES } from '../../src/redact/rules.ts';
+import { isSecretName, NAME_WORD, REDACTION_RULES } from '../../src/redact/rules.ts';
 import { decodeEvent } from '../../src/decode/event.ts';
 
 const MARKER = /\[REDACTED:([a-z_0-9]+):[0-9a-f]{4}\]/g;
@@ -220,5 +220,25 @@ describe('redaction in the decoder', () => {
       }
     }
     expect(texts.filter((t) => redactText(t).count > 0).length).toBeGreaterThan(20);
+  });
+
+  it('every name isSecretName accepts holds one of NAME_WORD (the named rules reject the others inside the expression, so nothing a name would redact is lost)', () => {
+    const word = new RegExp(NAME_WORD, 'i');
+    const part = fc.oneof(
+      fc.constantFrom('secret', 'token', 'password', 'passwd', 'passphrase', 'credential', 'credentials', 'key', 'keys', 'api', 'access', 'private', 'auth', 'ssh', 'app', 'client', 'Key', 'KEY', 'Token', 'SECRET', 'apikey', 'ApiKey', 'pass', 'pwd', 'monkey', 'sort'),
+      fc.stringMatching(/^[A-Za-z0-9]{1,8}$/),
+    );
+    const name = fc.tuple(fc.array(part, { minLength: 1, maxLength: 5 }), fc.constantFrom('_', '-', '.', '', '__')).map(([ps, sep]) => ps.join(sep));
+    let secrets = 0;
+    fc.assert(
+      fc.property(name, (n) => {
+        if (!isSecretName(n)) return true;
+        secrets++;
+        return word.test(n);
+      }),
+      { numRuns: 20000 },
+    );
+    expect(secrets).toBeGreaterThan(2000);
+    for (const r of REDACTION_RULES.filter((rule) => rule.named)) expect(r.pattern).toContain(NAME_WORD);
   });
 });

@@ -13,6 +13,16 @@ const CODE_LINE = /(^\s*(import|export|from|def|class|fn|func|function|const|let
 /** A character isCjk counts (the same ranges). */
 const CJK_CHAR = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/;
 
+/** A character String.prototype.trim keeps (\s is the same set trim removes). */
+const NOT_SPACE = /\S/;
+
+/** Lines of `text` split at '\n' (an empty text is one empty line, as split gives). */
+function countLines(text: string): number {
+  let n = 1;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) n++;
+  return n;
+}
+
 function isCjk(c: number): boolean {
   return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff) || (c >= 0xff00 && c <= 0xffef);
 }
@@ -55,13 +65,30 @@ export function classifyContent(text: string): ContentClass {
       }
     }
   }
-  const lines = trimmed.split('\n');
+  // Code when 30 % of the non-empty lines look like code. The lines are walked in place (no
+  // array of them), and the walk stops once the verdict cannot change: code when the code lines
+  // are 30 % of every line, even if all the rest are empty; prose when they stay under 30 % even
+  // if all the rest are code. Division is exact on these integers and rounded monotonically, so
+  // an early verdict is the one the full count gives.
+  const total = countLines(trimmed);
+  let seen = 0;
   let nonEmpty = 0;
   let codeLines = 0;
-  for (const line of lines) {
-    if (line.trim() === '') continue;
+  for (let from = 0; from <= trimmed.length; ) {
+    const nl = trimmed.indexOf('\n', from);
+    const to = nl < 0 ? trimmed.length : nl;
+    const line = trimmed.slice(from, to);
+    from = to + 1;
+    seen++;
+    if (!NOT_SPACE.test(line)) continue;
     nonEmpty++;
-    if (CODE_LINE.test(line)) codeLines++;
+    if (CODE_LINE.test(line)) {
+      codeLines++;
+      if (codeLines / total >= 0.3) return 'code';
+    } else {
+      const rest = total - seen;
+      if ((codeLines + rest) / (nonEmpty + rest) < 0.3) return 'prose';
+    }
   }
   if (nonEmpty > 0 && codeLines / nonEmpty >= 0.3) return 'code';
   return 'prose';

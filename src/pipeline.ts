@@ -10,6 +10,7 @@ import {
   freshSessionState,
   type AccountingConfig,
   type AccountingResult,
+  toolOutputOf,
   type ToolOutput,
 } from './accounting/session.ts';
 import { appliedFigures, restoreStates } from './accounting/restore.ts';
@@ -22,6 +23,8 @@ import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '
 import { deriveDiscoveryPerContext } from './discovery/discovery.ts';
 import { deriveServerStatesPerServer, serverKey } from './mcp/lifecycle.ts';
 import type { ContextRef, ServerToDerive, Sink, ToolCallBatch } from './model/sink.ts';
+import { DecodeThread, decodeThreadAvailable, type ThreadOutput } from './decode/thread.ts';
+import type { NativeColumn } from './sink/native.ts';
 import { fileLines, listInputFiles, type InputFile, type SourceLine } from './source/file.ts';
 import { drive, type RecordTarget } from './source/record.ts';
 
@@ -201,7 +204,7 @@ export class BatchWriter {
         outputClass: o.outputClass,
         ingestedAt: r.ingested_at,
         discovery: o.discovery,
-        call: { event_id: r.event_id, ts: r.ts, harness: r.harness, session_id: r.session_id, agent_id: r.agent_id, host: r.host, device_id: r.device_id, turn_id: r.turn_id, model: r.model, images: r.images, output_bytes: r.output_bytes, source: r.source },
+        call: toolOutputOf(r),
       });
     } else b.outcomes.push(o);
     this.bufferedBytes += line.bytes.byteLength;
@@ -210,6 +213,36 @@ export class BatchWriter {
 
   private isDue(): boolean {
     return this.buffer.outcomes.length >= this.batch.batchMaxRows || this.bufferedBytes >= this.batch.batchMaxBytes;
+  }
+
+  /** When a batch is due: events or bytes buffered. */
+  get limits(): BatchLimits {
+    return this.batch;
+  }
+
+  /** The columns the sink takes pre-encoded tool-call blocks in (a decode thread's), if it takes them. */
+  blockColumns(): readonly NativeColumn[] | undefined {
+    return this.sink.toolCallBlockColumns?.();
+  }
+
+  /**
+   * Adds what a decode thread made of a message's lines (src/decode/thread.ts): its items in
+   * order, its tool-call rows as the encoded block. The caller decides when a batch is due.
+   */
+  addDecoded(output: ThreadOutput): void {
+    const b = this.buffer;
+    if (output.block) {
+      if (!b.toolCalls.addBlock) throw new TypeError('The sink takes no encoded tool-call blocks (toolCallBlockColumns)');
+      b.toolCalls.addBlock(output.block);
+    }
+    for (const item of output.items) {
+      this.counts.eventsRead++;
+      if (item.kind === 'row') {
+        for (const f of item.flags) b.flags.set(f, (b.flags.get(f) ?? 0) + 1);
+        b.redactions += item.redactions;
+        b.outcomes.push({ kind: 'row', outputClass: item.outputClass, ingestedAt: item.ingestedAt, discovery: item.discovery, call: item.call });
+      } else b.outcomes.push(item);
+    }
   }
 
   /**
@@ -464,6 +497,8 @@ export type FileTarget<Line = Uint8Array | string> = RecordTarget<Line, string> 
  * no machine get `limits.machine`.
  */
 export function writerTarget(writer: BatchWriter, ingestedAt: string, limits: DecodeLimits): FileTarget {
+  const columns = writer.blockColumns();
+  if (columns !== undefined && decodeThreadAvailable()) return threadedWriterTarget(writer, ingestedAt, limits, columns);
   const pipeline = new FlushPipeline(writer);
   const machine = limits.machine ?? UNKNOWN_MACHINE;
   return {
@@ -471,6 +506,58 @@ export function writerTarget(writer: BatchWriter, ingestedAt: string, limits: De
     addMalformed: (raw, detail, source) => writer.addDeadLetter(deadLetter(raw, 'import_malformed', detail, source, ingestedAt, limits.redact !== false, machine)).due,
     due: () => pipeline.next(),
     flush: () => pipeline.finish(),
+  };
+}
+
+/** Lines sent to the decode thread and not yet back, at most, before the source waits. */
+const THREAD_MAX_OUTSTANDING = 8192;
+
+/**
+ * writerTarget with the decoding in a worker thread (src/decode/thread.ts): each line is sent
+ * as it is read; what comes back is added to the writer's batch in order. A batch is due after
+ * as many events (or bytes) as the writer's limits, counted as they are sent: before it is
+ * sealed, every line sent is back, so a batch holds exactly the events read before it.
+ */
+function threadedWriterTarget(writer: BatchWriter, ingestedAt: string, limits: DecodeLimits, columns: readonly NativeColumn[]): FileTarget {
+  const pipeline = new FlushPipeline(writer);
+  const machine = limits.machine ?? UNKNOWN_MACHINE;
+  const thread = new DecodeThread({ ingestedAt, limits, columns }, (output) => writer.addDecoded(output));
+  const { batchMaxRows, batchMaxBytes } = writer.limits;
+  // Events and bytes of the batch being read (sent to the thread or added as dead letters).
+  let events = 0;
+  let bytes = 0;
+  const batchDue = (): boolean => events >= batchMaxRows || bytes >= batchMaxBytes;
+  const added = (n: number): boolean => {
+    events++;
+    bytes += n;
+    return batchDue() || thread.outstanding >= THREAD_MAX_OUTSTANDING;
+  };
+  return {
+    addEvent: (line, source) => {
+      const b = typeof line === 'string' ? Buffer.from(line, 'utf8') : line;
+      thread.post(b, source);
+      return added(b.byteLength);
+    },
+    addMalformed: (raw, detail, source) => {
+      const dead = deadLetter(raw, 'import_malformed', detail, source, ingestedAt, limits.redact !== false, machine);
+      writer.addDeadLetter(dead);
+      return added(dead.raw_bytes);
+    },
+    due: async () => {
+      if (!batchDue()) return thread.settled(THREAD_MAX_OUTSTANDING >>> 1);
+      await thread.settled(0);
+      events = 0;
+      bytes = 0;
+      await pipeline.next();
+    },
+    flush: async () => {
+      try {
+        await thread.settled(0);
+        await pipeline.finish();
+      } finally {
+        await thread.close();
+      }
+    },
   };
 }
 

@@ -15,6 +15,11 @@ import { ModelTable } from './models.ts';
 /** What the accounting reads of a tool call: its identity and the size of its output. */
 export type ToolOutput = Pick<ToolCallRow, 'event_id' | 'ts' | 'harness' | 'session_id' | 'agent_id' | 'host' | 'device_id' | 'turn_id' | 'model' | 'images' | 'output_bytes' | 'source'>;
 
+/** What the accounting keeps of a tool-call row once the row is encoded for the sink (its large texts are not kept). */
+export function toolOutputOf(r: ToolCallRow): ToolOutput {
+  return { event_id: r.event_id, ts: r.ts, harness: r.harness, session_id: r.session_id, agent_id: r.agent_id, host: r.host, device_id: r.device_id, turn_id: r.turn_id, model: r.model, images: r.images, output_bytes: r.output_bytes, source: r.source };
+}
+
 export interface AccountingConfig {
   /** Breach threshold, percent of the context window (u8). */
   readonly thresholdPct: number;

@@ -5,6 +5,8 @@
 import type { DeadLetterRow, ToolCallRow } from './records.ts';
 import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from './mcp.ts';
 import type { BreachRow, TokenUsageRow } from './usage.ts';
+import type { EncodedBlock } from '../decode/thread.ts';
+import type { NativeColumn } from '../sink/native.ts';
 
 /** A session context: a session's main agent (agent '') or one of its subagents. */
 export interface ContextRef {
@@ -49,6 +51,12 @@ export interface SessionStore {
  */
 export interface ToolCallBatch {
   add(row: ToolCallRow): void;
+  /**
+   * Rows encoded elsewhere (the decode thread, src/decode/thread.ts) in the columns
+   * Sink.toolCallBlockColumns gives: written with the batch, after the rows added before it.
+   * Only a store that gives those columns takes blocks.
+   */
+  addBlock?(block: EncodedBlock): void;
   /** Rows added so far. */
   readonly rows: number;
   /** Bytes encoded so far. */
@@ -61,6 +69,8 @@ export interface Sink extends SessionStore {
   readonly description: string;
   /** An empty tool-call batch; `sizeHint` bytes are reserved up front. */
   toolCallBatch(sizeHint: number): ToolCallBatch;
+  /** The columns a tool-call block for ToolCallBatch.addBlock is encoded in; absent: the store takes rows only. */
+  toolCallBlockColumns?(): readonly NativeColumn[];
   writeToolCalls(batch: ToolCallBatch): Promise<void>;
   writeDeadLetters(rows: readonly DeadLetterRow[]): Promise<void>;
   writeTokenUsage(rows: readonly TokenUsageRow[]): Promise<void>;

@@ -13,7 +13,8 @@ import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
 import { SCHEMA_SNAPSHOT } from './schema-snapshot.ts';
 import { encodeTsv } from './tsv.ts';
-import { encodeNative, nativeColumns, NativeWriter } from './native.ts';
+import { encodeNative, nativeColumns, NativeWriter, type NativeColumn } from './native.ts';
+import type { EncodedBlock } from '../decode/thread.ts';
 import { assertNotBusy, assertSameDataDir, DataDirError, describeEngineFailure, dirIdentity, prepareDataDir, withMetadataIdentity, type DirIdentity } from './datadir.ts';
 import { SinkError } from './errors.ts';
 import { describeServerFailure, isRetryable, RETRY_DELAYS_MS, serverSettings, withoutUserName, type RequestKind, type ServerSettings } from './server.ts';
@@ -214,17 +215,32 @@ const TOOL_CALL_NATIVE = nativeColumns('tool_calls', TOOL_CALL_COLUMNS);
 /** Tool-call rows encoded as a Native block of TOOL_CALL_COLUMNS as they arrive. */
 class NativeToolCallBatch implements ToolCallBatch {
   readonly writer: NativeWriter;
+  /** Blocks encoded by the decode thread, written after the rows added here (one insert: a Native body may hold several blocks). */
+  private readonly blocks: Buffer[] = [];
+  private blockRows = 0;
+  private blockBytes = 0;
   constructor(sizeHint: number) {
     this.writer = new NativeWriter(TOOL_CALL_NATIVE, sizeHint);
   }
   add(row: ToolCallRow): void {
     this.writer.row(row);
   }
+  addBlock(block: EncodedBlock): void {
+    for (const p of block.parts) {
+      this.blocks.push(Buffer.from(p.buffer, p.byteOffset, p.byteLength));
+      this.blockBytes += p.byteLength;
+    }
+    this.blockRows += block.rows;
+  }
   get rows(): number {
-    return this.writer.rows;
+    return this.writer.rows + this.blockRows;
   }
   get bytes(): number {
-    return this.writer.byteLength;
+    return this.writer.byteLength + this.blockBytes;
+  }
+  /** The insert's body: the rows added here as one block (if any), then the encoded blocks. */
+  parts(): Buffer[] {
+    return this.writer.rows > 0 ? [...this.writer.parts(), ...this.blocks] : [...this.blocks];
   }
 }
 
@@ -562,10 +578,14 @@ export class ClickHouseSink implements Sink {
     return new NativeToolCallBatch(sizeHint);
   }
 
+  toolCallBlockColumns(): readonly NativeColumn[] {
+    return TOOL_CALL_NATIVE;
+  }
+
   async writeToolCalls(batch: ToolCallBatch): Promise<void> {
     if (!(batch instanceof NativeToolCallBatch)) throw new TypeError('writeToolCalls takes a batch made by this sink (toolCallBatch)');
     if (batch.rows === 0) return;
-    await this.insertNativeBody('tool_calls', batch.writer.parts(), TOOL_CALL_COLUMNS);
+    await this.insertNativeBody('tool_calls', batch.parts(), TOOL_CALL_COLUMNS);
   }
 
   async writeDeadLetters(rows: readonly DeadLetterRow[]): Promise<void> {

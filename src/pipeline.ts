@@ -23,7 +23,7 @@ import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '
 import { deriveDiscoveryPerContext } from './discovery/discovery.ts';
 import { deriveServerStatesPerServer, serverKey } from './mcp/lifecycle.ts';
 import type { ContextRef, ServerToDerive, Sink, ToolCallBatch } from './model/sink.ts';
-import { DecodeThread, decodeThreadAvailable, type ThreadOutput } from './decode/thread.ts';
+import { DecodeThread, decodeThreadAvailable, type ThreadOutput } from './thread/decode.ts';
 import type { NativeColumn } from './sink/native.ts';
 import { fileLines, listInputFiles, type InputFile, type SourceLine } from './source/file.ts';
 import { drive, type RecordTarget } from './source/record.ts';
@@ -226,7 +226,7 @@ export class BatchWriter {
   }
 
   /**
-   * Adds what a decode thread made of a message's lines (src/decode/thread.ts): its items in
+   * Adds what a decode thread made of a message's lines (src/thread/decode.ts): its items in
    * order, its tool-call rows as the encoded block. The caller decides when a batch is due.
    */
   addDecoded(output: ThreadOutput): void {
@@ -513,7 +513,7 @@ export function writerTarget(writer: BatchWriter, ingestedAt: string, limits: De
 const THREAD_MAX_OUTSTANDING = 8192;
 
 /**
- * writerTarget with the decoding in a worker thread (src/decode/thread.ts): each line is sent
+ * writerTarget with the decoding in a worker thread (src/thread/decode.ts): each line is sent
  * as it is read; what comes back is added to the writer's batch in order. A batch is due after
  * as many events (or bytes) as the writer's limits, counted as they are sent: before it is
  * sealed, every line sent is back, so a batch holds exactly the events read before it.

@@ -5,8 +5,6 @@
 import type { DeadLetterRow, ToolCallRow } from './records.ts';
 import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from './mcp.ts';
 import type { BreachRow, TokenUsageRow } from './usage.ts';
-import type { EncodedBlock } from '../decode/thread.ts';
-import type { NativeColumn } from '../sink/native.ts';
 
 /** A session context: a session's main agent (agent '') or one of its subagents. */
 export interface ContextRef {
@@ -45,6 +43,22 @@ export interface SessionStore {
   appliedEvents(events: readonly (ContextRef & { readonly eventId: string })[]): Promise<AppliedEvent[]>;
 }
 
+/** The wire type a Native column is sent in (src/sink/native.ts encodes it). */
+export type NativeWire = 'String' | 'Bool' | 'UInt8' | 'UInt32' | 'UInt64' | 'Int64' | 'Float64' | 'Array(String)';
+
+/** A column of a Native block: its name and the type it is sent in. */
+export interface NativeColumn {
+  readonly name: string;
+  readonly wire: NativeWire;
+  readonly nullable: boolean;
+}
+
+/** Rows encoded as one Native block elsewhere (the decode thread): its bytes in parts, and its row count. */
+export interface EncodedBlock {
+  readonly parts: readonly Uint8Array[];
+  readonly rows: number;
+}
+
 /**
  * Tool-call rows encoded for one insert as they arrive (the store's own encoding: a batch costs
  * one copy of its bytes). Made by Sink.toolCallBatch, written by Sink.writeToolCalls.
@@ -52,7 +66,7 @@ export interface SessionStore {
 export interface ToolCallBatch {
   add(row: ToolCallRow): void;
   /**
-   * Rows encoded elsewhere (the decode thread, src/decode/thread.ts) in the columns
+   * Rows encoded elsewhere (the decode thread, src/thread/decode.ts) in the columns
    * Sink.toolCallBlockColumns gives: written with the batch, after the rows added before it.
    * Only a store that gives those columns takes blocks.
    */

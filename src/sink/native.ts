@@ -16,13 +16,9 @@
 import { SCHEMA_SNAPSHOT } from './schema-snapshot.ts';
 import type { TsvValue } from './tsv.ts';
 
-type Wire = 'String' | 'Bool' | 'UInt8' | 'UInt32' | 'UInt64' | 'Int64' | 'Float64' | 'Array(String)';
+import type { NativeColumn, NativeWire as Wire } from '../model/sink.ts';
 
-export interface NativeColumn {
-  readonly name: string;
-  readonly wire: Wire;
-  readonly nullable: boolean;
-}
+export type { NativeColumn };
 
 /** The wire type of a column declared `type` (throws for a type this encoder does not write). */
 export function wireOf(type: string): { wire: Wire; nullable: boolean } {

@@ -14,7 +14,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['accounting', 'redact', 'cost', 'transform', 'mcp', 'discovery'],
   ['decode'],
   ['sink'],
-  ['pipeline', 'source', 'importers', 'worker', 'kafka'],
+  ['pipeline', 'source', 'importers', 'worker', 'kafka', 'thread'],
   ['report', 'export'],
   ['cli'],
 ];

@@ -7,7 +7,7 @@
 const [build, db, mode, batchRows, ...rest] = process.argv.slice(2);
 const { replayPaths } = await import(`${build}/pipeline.js`);
 const { ClickHouseSink } = await import(`${build}/sink/clickhouse.js`);
-const { decodeThreadsStarted } = await import(`${build}/decode/thread.js`);
+const { decodeThreadsStarted } = await import(`${build}/thread/decode.js`);
 const batch = { batchMaxRows: Number(batchRows), batchMaxBytes: 32 * 1024 * 1024 };
 
 const sink = await ClickHouseSink.open({ db });

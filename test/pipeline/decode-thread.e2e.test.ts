@@ -1,4 +1,4 @@
-// The decode thread (src/decode/thread.ts) against decoding in the main thread: the same runs of
+// The decode thread (src/thread/decode.ts) against decoding in the main thread: the same runs of
 // the compiled code (a build of this checkout made here: only compiled code starts the thread)
 // give the same counts and the same rows in every table, byte for byte, for a replay of every
 // shipped fixture (the bad ones included) in many small batches and in one, and for imports
@@ -105,7 +105,7 @@ describe('decoding in a worker thread', () => {
   }, 300_000);
 
   it('fails every wait with the reason when the thread fails, and refuses more lines', async () => {
-    const { DecodeThread } = (await import(join(build, 'decode/thread.js'))) as typeof import('../../src/decode/thread.ts');
+    const { DecodeThread } = (await import(join(build, 'thread/decode.js'))) as typeof import('../../src/thread/decode.ts');
     const { DEFAULT_LIMITS } = (await import(join(build, 'decode/event.js'))) as typeof import('../../src/decode/event.ts');
     // A column the block encoder refuses: the worker throws on its first message.
     const columns = [{ name: 'not a column', wire: 'String' as const, nullable: false }];

@@ -20,8 +20,8 @@ import type { ContentClass } from '../accounting/content-class.ts';
 import type { ToolOutput } from '../accounting/session.ts';
 import type { DiscoveryObservation } from '../model/mcp.ts';
 import type { RowFlag } from '../model/records.ts';
-import type { NativeColumn } from '../sink/native.ts';
-import type { DecodeLimits, DecodeOutcome } from './event.ts';
+import type { EncodedBlock, NativeColumn } from '../model/sink.ts';
+import type { DecodeLimits, DecodeOutcome } from '../decode/event.ts';
 
 /** What the batch writer keeps of a decoded event: a tool call's row is in the message's block. */
 export type DecodedItem =
@@ -37,11 +37,6 @@ export type DecodedItem =
   | Exclude<DecodeOutcome, { kind: 'row' }>;
 
 /** Tool-call rows encoded by the worker: one Native block of `rows` rows, as parts to write in order. */
-export interface EncodedBlock {
-  readonly parts: readonly Uint8Array[];
-  readonly rows: number;
-}
-
 /** What the worker starts with. */
 export interface ThreadSetup {
   readonly ingestedAt: string;
@@ -68,7 +63,7 @@ const MESSAGE_LINES = 512;
 /** Bytes of lines per message, at most (a message closes at the first limit reached). */
 const MESSAGE_BYTES = 1 << 20;
 
-const WORKER_FILE = fileURLToPath(new URL('./thread-worker.js', import.meta.url));
+const WORKER_FILE = fileURLToPath(new URL('./decode-worker.js', import.meta.url));
 
 /** Whether this build can decode in a worker thread (the compiled code, with its worker module). */
 export function decodeThreadAvailable(): boolean {

@@ -1,16 +1,16 @@
-// The decode thread (src/decode/thread.ts): decodes the lines the main thread sends, encodes
+// The decode thread (src/thread/decode.ts): decodes the lines the main thread sends, encodes
 // each message's tool-call rows as one Native block (transferred back, not copied) and sends
 // back, in order, what the batch writer keeps of each event. Loads no engine: only the decoder
 // and the block encoder.
 import { parentPort, workerData } from 'node:worker_threads';
 import { toolOutputOf } from '../accounting/session.ts';
 import { NativeWriter } from '../sink/native.ts';
-import { decodeEvent } from './event.ts';
-import type { DecodedItem, ThreadInput, ThreadOutput, ThreadSetup } from './thread.ts';
+import { decodeEvent } from '../decode/event.ts';
+import type { DecodedItem, ThreadInput, ThreadOutput, ThreadSetup } from './decode.ts';
 
 const setup = workerData as ThreadSetup;
 const port = parentPort;
-if (port === null) throw new Error('thread-worker.ts runs as a worker thread (src/decode/thread.ts)');
+if (port === null) throw new Error('decode-worker.ts runs as a worker thread (src/thread/decode.ts)');
 
 port.on('message', (input: ThreadInput) => {
   const items: DecodedItem[] = [];

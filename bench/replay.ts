@@ -2,7 +2,9 @@
 // fresh embedded ClickHouse, against baselines measured in the same run on the same file
 // (read + split + JSON.parse only; and decode/project without the sink, with and without
 // secret redaction).
-// Usage: npx tsx bench/replay.ts [N=200000]
+// Usage: npx tsx bench/replay.ts [N=200000] [--compiled]
+// --compiled: the replay step runs the compiled code (dist/, `npm run build` first), as the bin
+// does, with its decode thread (src/thread/decode.ts); TOOLCANON_DECODE_THREAD=0 turns it off.
 import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +14,9 @@ import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 import { readLines } from '../src/source/file.ts';
 import { fixtureLines, multipliedEvents } from './fixtures.ts';
 
-const N = Number(process.argv[2] ?? 200_000);
+const args = process.argv.slice(2);
+const compiled = args.includes('--compiled');
+const N = Number(args.find((a) => !a.startsWith('--')) ?? 200_000);
 
 
 async function time<T>(label: string, run: () => Promise<T>): Promise<{ label: string; seconds: number; result: T }> {
@@ -53,9 +57,19 @@ try {
   for (let i = 0; i < 2; i++) runs.push(await decodeWith('decode + validate + project (no sink)', DEFAULT_LIMITS), await decodeWith('decode, --no-redact (what redaction costs)', verbatim));
   const decodeOnly = best(runs[0]!, runs[2]!);
   const decodeVerbatim = best(runs[1]!, runs[3]!);
-  const sink = await ClickHouseSink.open({ db: join(tmp, 'db') });
-  const full = await time('replay into embedded ClickHouse', () => replayPaths([file], sink));
+  // One engine per process: the compiled run opens its own sink instead of this one.
+  const dist = compiled
+    ? {
+        pipeline: (await import(new URL('../dist/pipeline.js', import.meta.url).href)) as typeof import('../src/pipeline.ts'),
+        sink: (await import(new URL('../dist/sink/clickhouse.js', import.meta.url).href)) as typeof import('../src/sink/clickhouse.ts'),
+        thread: (await import(new URL('../dist/thread/decode.js', import.meta.url).href)) as typeof import('../src/thread/decode.ts'),
+      }
+    : undefined;
+  const sink = await (dist?.sink.ClickHouseSink ?? ClickHouseSink).open({ db: join(tmp, 'db') });
+  const replay = dist?.pipeline.replayPaths ?? replayPaths;
+  const full = await time(compiled ? 'replay (compiled code)' : 'replay into embedded ClickHouse', () => replay([file], sink));
   await sink.close();
+  if (dist) console.log(`compiled replay: decode threads started ${dist.thread.decodeThreadsStarted()}`);
 
   if (parseOnly.result !== N || decodeOnly.result !== N || full.result.rowsWritten !== N) {
     throw new Error(`count mismatch: parse ${parseOnly.result}, decode ${decodeOnly.result}, replay ${full.result.rowsWritten} of ${N}`);

@@ -4,7 +4,7 @@
 // secret redaction).
 // Usage: npx tsx bench/replay.ts [N=200000] [--compiled]
 // --compiled: the replay step runs the compiled code (dist/, `npm run build` first), as the bin
-// does, with its decode thread (src/thread/decode.ts); TOOLCANON_DECODE_THREAD=0 turns it off.
+// does; TOOLCANON_DECODE_THREAD=1 decodes in a worker thread there (src/thread/decode.ts).
 import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -10,7 +10,8 @@
 // an item (decodeEvent never throws), and a worker that fails fails every wait on it with the
 // reason, so the run stops with an error instead of going on without those events.
 //
-// Only the compiled code (dist/, what the bin runs) starts the thread: a worker thread loads its
+// Opt-in (`TOOLCANON_DECODE_THREAD=1`; why, at decodeThreadAvailable). Only the compiled code
+// (dist/, what the bin runs) starts the thread: a worker thread loads its
 // module with Node's own loader, which takes no TypeScript. From the sources (tests, tsx) the
 // events are decoded in the main thread, by the same decodeEvent.
 import { existsSync } from 'node:fs';
@@ -65,9 +66,15 @@ const MESSAGE_BYTES = 1 << 20;
 
 const WORKER_FILE = fileURLToPath(new URL('./decode-worker.js', import.meta.url));
 
-/** Whether this build can decode in a worker thread (the compiled code, with its worker module). */
+/**
+ * Whether a run decodes in a worker thread: asked for (`TOOLCANON_DECODE_THREAD=1`) and possible
+ * (the compiled code, with its worker module). Off by default: on this project's 2-core machines
+ * the engine's threads already take the second core, so the thread's gain is within the noise
+ * (paired replays of 200 k events 0.95-1.18x, median ~1.05) while it adds ~100 MB of RSS
+ * (docs/performance.md, "Decode thread").
+ */
 export function decodeThreadAvailable(): boolean {
-  return import.meta.url.endsWith('.js') && existsSync(WORKER_FILE) && process.env['TOOLCANON_DECODE_THREAD'] !== '0';
+  return process.env['TOOLCANON_DECODE_THREAD'] === '1' && import.meta.url.endsWith('.js') && existsSync(WORKER_FILE);
 }
 
 let started = 0;

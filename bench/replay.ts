@@ -13,6 +13,8 @@ import { replayPaths } from '../src/pipeline.ts';
 import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 import { readLines } from '../src/source/file.ts';
 import { fixtureLines, multipliedEvents } from './fixtures.ts';
+import { cpuSplit, describeSplit, type CpuSplit } from './threads.ts';
+import { availableParallelism } from 'node:os';
 
 const args = process.argv.slice(2);
 const compiled = args.includes('--compiled');
@@ -67,7 +69,9 @@ try {
     : undefined;
   const sink = await (dist?.sink.ClickHouseSink ?? ClickHouseSink).open({ db: join(tmp, 'db') });
   const replay = dist?.pipeline.replayPaths ?? replayPaths;
+  const cpu = await cpuSplit();
   const full = await time(compiled ? 'replay (compiled code)' : 'replay into embedded ClickHouse', () => replay([file], sink));
+  const split: CpuSplit = cpu();
   await sink.close();
   if (dist) console.log(`compiled replay: decode threads started ${dist.thread.decodeThreadsStarted()}`);
 
@@ -83,6 +87,12 @@ try {
   console.log(`ratio decode / parse-only baseline: ${(parseOnly.seconds / decodeOnly.seconds).toFixed(3)}`);
   console.log(`ratio decode with redaction / without: ${(decodeVerbatim.seconds / decodeOnly.seconds).toFixed(3)}`);
   console.log(`rss at end: ${rss.toFixed(0)} MB`);
+  // Where the replay's CPU went, and the fastest the same work could run on this machine's cores.
+  const cores = availableParallelism();
+  console.log('replay CPU by thread:');
+  for (const line of describeSplit(split, N, full.seconds, cores)) console.log(line);
+  const boundRate = N / Math.max(split.main, split.total / cores);
+  console.log(`ratio of that bound to the parse-only baseline: ${(boundRate / (N / parseOnly.seconds)).toFixed(3)} (the replay's own ratio: ${(parseOnly.seconds / full.seconds).toFixed(3)})`);
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

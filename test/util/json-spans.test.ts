@@ -27,6 +27,17 @@ describe('indexObject', () => {
     expect(index?.members.size).toBe(1);
   });
 
+  it('compares keys in place: no prefix or extension of a key matches, and an escaped key written last wins', () => {
+    const text = '{"key":1,"keys":2,"k":3,"k\\u0065y":4,"\\"q\\"":5}';
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    const index = indexObject(text);
+    for (const name of ['key', 'keys', 'k', '"q"', 'ke', 'keyss', 'q', '']) {
+      const span = index?.members.get(name);
+      expect(span === undefined ? undefined : JSON.parse(text.slice(span.start, span.end))).toEqual(parsed[name]);
+    }
+    expect([...(index?.members.keys() ?? [])]).toEqual(['keys', 'k', 'key', '"q"']);
+  });
+
   it('finds every member as JSON.parse reads it, under 16 members (lists) and over (a Map), repeated keys included', () => {
     for (const n of [1, 5, 16, 17, 40]) {
       // Keys k0..k(n-1), then k0 and k(n-1) again with other values: the last occurrence wins.

@@ -71,6 +71,11 @@ try {
   mkdirSync(home);
   const allEnv = { ...env, HOME: home };
   let events = 0;
+  // The fixed cost of one process: Node's start, the modules, the engine's library and session,
+  // a new database, the close; an import of an empty folder pays exactly that.
+  const empty = join(tmp, 'empty');
+  mkdirSync(empty);
+  const fixed: number[] = [];
   for (let i = 0; i < REPEATS; i++) {
     // Both tools as a user runs them: one process per harness, start-up included.
     const db = join(tmp, `db-${i}`);
@@ -79,6 +84,7 @@ try {
         timed(process.execPath, [toolcanonBin, 'import', 'codex', CODEX, '--db', db, '--format', 'json']),
     );
     oursAll.push(timed(process.execPath, [toolcanonBin, 'import', 'all', '--db', join(tmp, `db-all-${i}`), '--format', 'json'], allEnv));
+    fixed.push(timed(process.execPath, [toolcanonBin, 'import', 'codex', empty, '--db', join(tmp, `db-empty-${i}`), '--format', 'json', '--allow-dead-letters']));
     theirs.push(ccusage());
     if (i === 0) {
       const sink = await ClickHouseSink.open({ db });
@@ -95,6 +101,11 @@ try {
   console.log(`toolcanon import all (both, one process):           ${a.toFixed(2)} s  ${(mb / a).toFixed(1)} MB/s  ${(events / a).toFixed(0)} events/s  (median of ${REPEATS})`);
   console.log(`ccusage session --json (both):                     ${c.toFixed(2)} s  ${(mb / c).toFixed(1)} MB/s  (median of ${REPEATS})`);
   console.log(`ratio of wall times ccusage / toolcanon: ${(c / o).toFixed(2)} one process per harness, ${(c / a).toFixed(2)} import all (> 1: toolcanon is faster)`);
+  // What no import can go below here: the fixed cost of its process(es), against the time the
+  // target (1.5 x ccusage's speed) leaves.
+  const f = median(fixed);
+  console.log(`fixed cost of one toolcanon process (start, engine open, new database, close; an empty folder imported): ${f.toFixed(2)} s (median of ${REPEATS})`);
+  console.log(`  the target (ccusage / toolcanon >= 1.5) leaves ${(c / 1.5).toFixed(2)} s: the fixed cost is ${((100 * f) / (c / 1.5)).toFixed(0)} % of it for import all, ${((100 * 2 * f) / (c / 1.5)).toFixed(0)} % for one process per harness; import all spends ${(a - f).toFixed(2)} s past it reading, decoding and writing ${mb.toFixed(1)} MB`);
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

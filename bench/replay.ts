@@ -35,14 +35,15 @@ try {
   writeFileSync(file, `${lines.join('\n')}\n`);
   const mb = statSync(file).size / 1e6;
 
-  const parseOnly = await time('baseline: read + split + JSON.parse', async () => {
-    let n = 0;
-    for await (const line of readLines(createReadStream(file, { highWaterMark: 1 << 20 }), file)) {
-      JSON.parse(Buffer.from(line.bytes).toString('utf8'));
-      n++;
-    }
-    return n;
-  });
+  const parse = () =>
+    time('baseline: read + split + JSON.parse', async () => {
+      let n = 0;
+      for await (const line of readLines(createReadStream(file, { highWaterMark: 1 << 20 }), file)) {
+        JSON.parse(Buffer.from(line.bytes).toString('utf8'));
+        n++;
+      }
+      return n;
+    });
   const decodeWith = (label: string, limits: typeof DEFAULT_LIMITS) =>
     time(label, async () => {
       let n = 0;
@@ -53,12 +54,22 @@ try {
       return n;
     });
   const verbatim = { ...DEFAULT_LIMITS, redact: false };
-  // Each decode twice, alternating, the faster run kept: the first loop also pays for the JIT.
+  // The baseline and each decode twice, alternating, the faster run of each kept: the first loop
+  // also pays for the JIT (a baseline timed once, first, swung 167-280 k events/s between runs).
   const best = <T extends { seconds: number }>(a: T, b: T): T => (a.seconds <= b.seconds ? a : b);
   const runs = [];
-  for (let i = 0; i < 2; i++) runs.push(await decodeWith('decode + validate + project (no sink)', DEFAULT_LIMITS), await decodeWith('decode, --no-redact (what redaction costs)', verbatim));
-  const decodeOnly = best(runs[0]!, runs[2]!);
-  const decodeVerbatim = best(runs[1]!, runs[3]!);
+  const decodeSplits: CpuSplit[] = [];
+  for (let i = 0; i < 2; i++) {
+    runs.push(await parse());
+    const cpuDecode = await cpuSplit();
+    runs.push(await decodeWith('decode + validate + project (no sink)', DEFAULT_LIMITS));
+    decodeSplits.push(cpuDecode());
+    runs.push(await decodeWith('decode, --no-redact (what redaction costs)', verbatim));
+  }
+  const parseOnly = best(runs[0]!, runs[3]!);
+  const decodeOnly = best(runs[1]!, runs[4]!);
+  const decodeSplit = decodeSplits[decodeOnly === runs[1] ? 0 : 1]!;
+  const decodeVerbatim = best(runs[2]!, runs[5]!);
   // One engine per process: the compiled run opens its own sink instead of this one.
   const dist = compiled
     ? {
@@ -89,6 +100,8 @@ try {
   console.log(`rss at end: ${rss.toFixed(0)} MB`);
   // Where the replay's CPU went, and the fastest the same work could run on this machine's cores.
   const cores = availableParallelism();
+  console.log('decode (no sink) CPU by thread:');
+  for (const line of describeSplit(decodeSplit, N, decodeOnly.seconds, cores).slice(0, 4)) console.log(line);
   console.log('replay CPU by thread:');
   for (const line of describeSplit(split, N, full.seconds, cores)) console.log(line);
   const boundRate = N / Math.max(split.main, split.total / cores);

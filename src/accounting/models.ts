@@ -45,12 +45,20 @@ function modelTableSchema(): import('zod').ZodType<Record<string, number>> {
   return z.record(z.string().min(1), z.number().int().positive());
 }
 
+/** Model names whose window a table remembers before it forgets them all (a run sees a few). */
+const LOOKUP_MEMO_SIZE = 1024;
+
 export class ModelTable {
-  private readonly entries: [string, number][];
+  /** Each name, the name followed by '-' (a dated or suffixed variant), and its window. */
+  private readonly entries: [string, string, number][];
+  /** Windows already looked up, by the model name as given (every accounted event asks). */
+  private readonly memo = new Map<string, number | undefined>();
 
   constructor(windows: Readonly<Record<string, number>> = SHIPPED_CONTEXT_WINDOWS) {
     // Longest names first, so claude-sonnet-4-5 wins over claude-sonnet-4.
-    this.entries = Object.entries(windows).sort((a, b) => b[0].length - a[0].length);
+    this.entries = Object.entries(windows)
+      .sort((a, b) => b[0].length - a[0].length)
+      .map(([name, window]) => [name, `${name}-`, window]);
   }
 
   /** The shipped table with a user's file laid over it. */
@@ -72,10 +80,17 @@ export class ModelTable {
 
   /** The context window of a model, or undefined when the table does not know it. */
   contextWindow(model: string): number | undefined {
+    if (this.memo.has(model)) return this.memo.get(model);
     const name = model.includes('/') ? model.slice(model.lastIndexOf('/') + 1) : model;
-    for (const [key, window] of this.entries) {
-      if (name === key || name.startsWith(`${key}-`)) return window;
+    let found: number | undefined;
+    for (const [key, keyDash, window] of this.entries) {
+      if (name === key || name.startsWith(keyDash)) {
+        found = window;
+        break;
+      }
     }
-    return undefined;
+    if (this.memo.size >= LOOKUP_MEMO_SIZE) this.memo.clear();
+    this.memo.set(model, found);
+    return found;
   }
 }

@@ -117,6 +117,16 @@ describe('unknown models', () => {
     expect(models.contextWindow('mystery-9')).toBeUndefined();
     expect(new ModelTable({ 'mystery-9': 50_000 }).contextWindow('mystery-9')).toBe(50_000);
   });
+
+  it('a model asked again gets the same window, also once the remembered lookups were emptied', () => {
+    const table = new ModelTable();
+    const names = ['claude-sonnet-4-5-20250929', 'anthropic/claude-sonnet-4-5', 'gpt-5-codex', 'grok-4-0709', 'mystery-9', ''];
+    const first = names.map((n) => table.contextWindow(n));
+    expect(first).toEqual([200_000, 200_000, 272_000, 256_000, undefined, undefined]);
+    expect(names.map((n) => table.contextWindow(n))).toEqual(first);
+    for (let i = 0; i < 3000; i++) expect(table.contextWindow(`grok-4-${i}`)).toBe(256_000);
+    expect(names.map((n) => table.contextWindow(n))).toEqual(first);
+  });
 });
 
 describe('usage conventions per harness', () => {

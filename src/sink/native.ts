@@ -105,6 +105,10 @@ export function nativeColumns(table: string, columns: readonly string[]): Native
 }
 
 const TWO_32 = 2 ** 32;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+/** Decimal integer text (what BigInt reads the same as Number within 15 digits). */
+const INT_TEXT = /^-?[0-9]+$/;
 
 /** Writes `s` as UTF-8 at `at` (room is reserved by the caller): Buffer's own writer, without `write`'s argument parsing. */
 const utf8Write: (buf: Buffer, s: string, at: number) => number =
@@ -201,11 +205,20 @@ class Bytes {
     }
     this.pos += 8;
   }
+  /** A signed 64-bit value from a safe integer or its decimal text (any size in range). */
   i64(v: number | string): void {
     this.reserve(8);
-    const b = BigInt(v);
-    if (b < -(2n ** 63n) || b >= 2n ** 63n) throw new Error(`not an Int64: ${String(v)}`);
-    this.buf.writeBigInt64LE(b, this.pos);
+    // A safe integer (or its text, up to 15 digits) is written as two 32-bit halves: no BigInt.
+    const x = typeof v === 'number' ? v : v.length <= 15 && INT_TEXT.test(v) ? Number(v) : Number.NaN;
+    if (Number.isSafeInteger(x)) {
+      const high = Math.floor(x / TWO_32);
+      this.buf.writeUInt32LE(x - high * TWO_32, this.pos);
+      this.buf.writeInt32LE(high, this.pos + 4);
+    } else {
+      const b = BigInt(v);
+      if (b < INT64_MIN || b > INT64_MAX) throw new Error(`not an Int64: ${String(v)}`);
+      this.buf.writeBigInt64LE(b, this.pos);
+    }
     this.pos += 8;
   }
   f64(v: number): void {

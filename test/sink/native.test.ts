@@ -208,6 +208,22 @@ describe('Native blocks', () => {
     expect(() => nativeColumns('token_usage', ['no_such_column'])).toThrow(/no column no_such_column in token_usage/);
   });
 
+  it('writes an Int64 as BigInt would, from numbers and decimal text, and refuses one out of range', () => {
+    const values: (number | string)[] = [0, -1, 1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 31) - 1, 2 ** 32 - 1, 2 ** 32, -(2 ** 32), -(2 ** 32) - 1, 2 ** 53 - 1, -(2 ** 53 - 1)];
+    for (const v of [...values]) values.push(String(v));
+    values.push('007', '-0', '-007', '123456789012345', '-123456789012345', '1234567890123456', '9007199254740993', '-9007199254740993', '9223372036854775807', '-9223372036854775808');
+    for (const v of values) {
+      const w = new NativeWriter([{ name: 'x', wire: 'Int64', nullable: false }]);
+      w.row({ x: v });
+      const want = Buffer.alloc(8);
+      want.writeBigInt64LE(BigInt(v));
+      expect(w.bytes().subarray(-8), String(v)).toEqual(want);
+    }
+    for (const v of ['9223372036854775808', '-9223372036854775809', 2 ** 63]) {
+      expect(() => new NativeWriter([{ name: 'x', wire: 'Int64', nullable: false }]).row({ x: v }), String(v)).toThrow(/not an Int64/);
+    }
+  });
+
   it('encodes a block by the format: counts, names, types, null map, offsets', () => {
     const parts = encodeNative('token_usage', [tokenUsage()[6] as TokenUsageRow], ['event_id', 'input_tokens', 'classes_since_observed']);
     const b = Buffer.concat(parts);

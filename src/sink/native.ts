@@ -105,6 +105,16 @@ export function nativeColumns(table: string, columns: readonly string[]): Native
 }
 
 const TWO_32 = 2 ** 32;
+
+/** Bytes of the LEB128 encoding of a length `v` (>= 0). */
+function lebBytes(v: number): number {
+  let n = 1;
+  while (v >= 0x80) {
+    v = Math.floor(v / 128);
+    n++;
+  }
+  return n;
+}
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 /** Decimal integer text (what BigInt reads the same as Number within 15 digits). */
@@ -180,10 +190,24 @@ class Bytes {
       this.pos = at + written;
       return;
     }
-    const bytes = Buffer.byteLength(s, 'utf8');
-    this.varUInt(bytes);
-    this.reserve(bytes);
-    this.pos += this.buf.write(s, this.pos, bytes, 'utf8');
+    // Longer text is written once, straight after room for the longest length prefix it could
+    // need (3 bytes a code unit at most), instead of measured first (Buffer.byteLength, a pass
+    // over the text) and written then; when its real length needs a shorter prefix, the bytes
+    // move back by the difference (1-2 bytes, only for texts near a prefix size's limit).
+    const most = lebBytes(n * 3);
+    this.reserve(most + n * 3);
+    const buf = this.buf;
+    const written = utf8Write(buf, s, this.pos + most);
+    const need = lebBytes(written);
+    if (need < most) buf.copyWithin(this.pos + need, this.pos + most, this.pos + most + written);
+    let v = written;
+    let at = this.pos;
+    while (v >= 0x80) {
+      buf[at++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    buf[at] = v;
+    this.pos += need + written;
   }
   u32(v: number): void {
     this.reserve(4);

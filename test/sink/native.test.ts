@@ -208,6 +208,32 @@ describe('Native blocks', () => {
     expect(() => nativeColumns('token_usage', ['no_such_column'])).toThrow(/no column no_such_column in token_usage/);
   });
 
+  it('writes a String as its UTF-8 length and bytes, whatever its size against the length prefix sizes', () => {
+    const leb = (v: number): number[] => {
+      const out: number[] = [];
+      while (v >= 0x80) {
+        out.push((v & 0x7f) | 0x80);
+        v = Math.floor(v / 128);
+      }
+      out.push(v);
+      return out;
+    };
+    const units = ['a', 'é', '中', '😀', '\ud800'];
+    const lengths = [0, 1, 12, 13, 42, 43, 44, 63, 64, 127, 128, 129, 5461, 5462, 16383, 16384, 16385, 700_000];
+    for (const unit of units) {
+      for (const n of lengths) {
+        for (const text of [unit.repeat(Math.ceil(n / unit.length)).slice(0, n), `${'a'.repeat(Math.max(0, n - 1))}${unit}`]) {
+          const w = new NativeWriter([{ name: 'x', wire: 'String', nullable: false }]);
+          w.row({ x: text });
+          const utf8 = Buffer.from(text, 'utf8');
+          const want = Buffer.concat([Buffer.from(leb(utf8.length)), utf8]);
+          const got = w.bytes();
+          expect(got.subarray(got.length - want.length).equals(want), `${JSON.stringify(unit)} x ${n}`).toBe(true);
+        }
+      }
+    }
+  });
+
   it('writes an Int64 as BigInt would, from numbers and decimal text, and refuses one out of range', () => {
     const values: (number | string)[] = [0, -1, 1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 31) - 1, 2 ** 32 - 1, 2 ** 32, -(2 ** 32), -(2 ** 32) - 1, 2 ** 53 - 1, -(2 ** 53 - 1)];
     for (const v of [...values]) values.push(String(v));

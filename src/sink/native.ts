@@ -196,18 +196,13 @@ class Bytes {
     // move back by the difference (1-2 bytes, only for texts near a prefix size's limit).
     const most = lebBytes(n * 3);
     this.reserve(most + n * 3);
-    const buf = this.buf;
-    const written = utf8Write(buf, s, this.pos + most);
+    const start = this.pos;
+    const written = utf8Write(this.buf, s, start + most);
     const need = lebBytes(written);
-    if (need < most) buf.copyWithin(this.pos + need, this.pos + most, this.pos + most + written);
-    let v = written;
-    let at = this.pos;
-    while (v >= 0x80) {
-      buf[at++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    buf[at] = v;
-    this.pos += need + written;
+    if (need < most) this.buf.copyWithin(start + need, start + most, start + most + written);
+    // The prefix goes at the start (its room, and varUInt's 10 bytes, are in the reserve above).
+    this.varUInt(written);
+    this.pos += written;
   }
   u32(v: number): void {
     this.reserve(4);

@@ -6,15 +6,14 @@
 // --compiled: the replay step runs the compiled code (dist/, `npm run build` first), as the bin
 // does; TOOLCANON_DECODE_THREAD=1 decodes in a worker thread there (src/thread/decode.ts).
 import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeEvent, nowClickHouseTime, DEFAULT_LIMITS } from '../src/decode/event.ts';
 import { replayPaths } from '../src/pipeline.ts';
 import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 import { readLines } from '../src/source/file.ts';
 import { fixtureLines, multipliedEvents } from './fixtures.ts';
-import { cpuSplit, describeSplit, type CpuSplit } from './threads.ts';
-import { availableParallelism } from 'node:os';
+import { boundSeconds, cpuSplit, describeSplit, type CpuSplit } from './threads.ts';
 
 const args = process.argv.slice(2);
 const compiled = args.includes('--compiled');
@@ -104,7 +103,7 @@ try {
   for (const line of describeSplit(decodeSplit, N, decodeOnly.seconds, cores).slice(0, 4)) console.log(line);
   console.log('replay CPU by thread:');
   for (const line of describeSplit(split, N, full.seconds, cores)) console.log(line);
-  const boundRate = N / Math.max(split.main, split.total / cores);
+  const boundRate = N / boundSeconds(split, cores);
   console.log(`ratio of that bound to the parse-only baseline: ${(boundRate / (N / parseOnly.seconds)).toFixed(3)} (the replay's own ratio: ${(parseOnly.seconds / full.seconds).toFixed(3)})`);
 } finally {
   rmSync(tmp, { recursive: true, force: true });

@@ -48,11 +48,14 @@ export interface CpuSplit {
   readonly total: number;
 }
 
+/** libuv's pool, found once: its threads live as long as the process. */
+let poolThreads: Promise<Set<number>> | undefined;
+
 /**
  * The threads of libuv's pool: those that take CPU while the pool runs PBKDF2 (pool work only)
  * on every one of its threads at once.
  */
-async function libuvPool(): Promise<Set<number>> {
+async function findLibuvPool(): Promise<Set<number>> {
   const size = Number(process.env['UV_THREADPOOL_SIZE'] ?? 4);
   const before = threads();
   await Promise.all(Array.from({ length: size }, () => new Promise((resolve, reject) => pbkdf2('x', 'y', 200_000, 32, 'sha256', (e) => (e ? reject(e) : resolve(undefined))))));
@@ -66,7 +69,7 @@ async function libuvPool(): Promise<Set<number>> {
 
 /** Starts counting; the returned function gives the CPU seconds spent since, by kind of thread. */
 export async function cpuSplit(): Promise<() => CpuSplit> {
-  const pool = await libuvPool();
+  const pool = await (poolThreads ??= findLibuvPool());
   const before = threads();
   const usage = process.cpuUsage();
   return () => {
@@ -86,11 +89,16 @@ export async function cpuSplit(): Promise<() => CpuSplit> {
   };
 }
 
+/** The least time the step's work could take on `cores` cores, with perfect overlap. */
+export function boundSeconds(s: CpuSplit, cores: number): number {
+  return Math.max(s.main, s.total / cores);
+}
+
 /** One line per kind of thread (µs an event and share), and the bound on `cores` cores. */
 export function describeSplit(s: CpuSplit, events: number, seconds: number, cores: number): string[] {
   const us = (x: number): string => ((x / events) * 1e6).toFixed(1).padStart(6);
   const pct = (x: number): string => `${((100 * x) / s.total).toFixed(0).padStart(3)} %`;
-  const floor = Math.max(s.main, s.total / cores);
+  const floor = boundSeconds(s, cores);
   return [
     `  main thread (decode, encode, accounting)      ${us(s.main)} µs an event  ${pct(s.main)}`,
     `  V8 helpers (garbage collection, compiler)     ${us(s.v8)} µs an event  ${pct(s.v8)}`,

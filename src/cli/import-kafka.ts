@@ -6,6 +6,7 @@ import type { Machine } from '../decode/event.ts';
 import { defaultImportStateDir, importingMachine, MachineError } from '../importers/machine.ts';
 import type { Importer } from '../importers/types.ts';
 import { ImportStateError } from '../importers/state-file.ts';
+import { importProblem, type VerdictOptions } from '../importers/verdict.ts';
 import { defaultDlqTopic } from '../kafka/dlq.ts';
 import { renderRows, type OutputFormat } from './format.ts';
 import { UsageError, type Io } from './io.ts';
@@ -39,6 +40,9 @@ export function importMachineFrom(flags: ImportMachineFlags): Machine {
     throw error;
   }
 }
+
+/** What `--to-kafka` judges of what it read: the files' harness, not the share of malformed records (those go to the DLQ topic). */
+const KAFKA_VERDICT: VerdictOptions = { malformed: false };
 
 export async function runImportToKafka(importer: Importer, targets: readonly string[], flags: ImportKafkaFlags, machine: Machine, io: Io, format: OutputFormat, redact: boolean, allowDeadLetters = false): Promise<number> {
   const [{ createKafkaClient }, { kafkaSecurityFromEnv }, { brokersFrom, loggerFrom, topicFrom }] = await Promise.all([
@@ -76,6 +80,8 @@ export async function runImportToKafka(importer: Importer, targets: readonly str
       stateDir,
       ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
       log: (line) => log.info(line),
+      // A refused run records nothing: the next one reads the same files and refuses them again.
+      reading: { recordIf: (r) => allowDeadLetters || importProblem(importer, targets, r, KAFKA_VERDICT) === undefined },
       onDeadLetter: (d) => log.warn(`${d.source}: ${d.detail}; sent to the DLQ topic ${d.dlqTopic} as ${d.reason}`),
     });
     const elapsedMs = performance.now() - started;
@@ -106,16 +112,10 @@ export async function runImportToKafka(importer: Importer, targets: readonly str
       return 1;
     }
     // What a local import says of logs that are not the harness's, said the same way.
-    if (!allowDeadLetters) {
-      const which = importer.id;
-      if (r.filesRead > 0 && r.eventsEmitted === 0 && r.recordsRead > 0) {
-        io.err(`toolcanon: import ${which} read ${r.filesRead} file(s) with ${r.recordsRead} record(s) and found no ${which} tool call or usage in them: expected ${importer.description}; are these another harness's logs? (--allow-dead-letters accepts this)`);
-        return 1;
-      }
-      if (r.filesSeen === 0) {
-        io.err(`toolcanon: import ${which} found no ${which} log files under ${targets.join(', ')}: expected ${importer.description} (--allow-dead-letters accepts this)`);
-        return 1;
-      }
+    const problem = allowDeadLetters ? undefined : importProblem(importer, targets, r, KAFKA_VERDICT);
+    if (problem !== undefined) {
+      io.err(`toolcanon: ${problem}`);
+      return 1;
     }
     return 0;
   } catch (error) {

@@ -18,6 +18,7 @@ import { ScopeError } from '../report/scope.ts';
 import { IMPORTER_IDS, type Importer } from '../importers/types.ts';
 import { isImporterId, loadImporter } from '../importers/registry.ts';
 import { runImport, type ImportSummary } from '../importers/run.ts';
+import { importProblem } from '../importers/verdict.ts';
 import { ConfigError, scrubSecrets } from '../config/secrets.ts';
 import { describeKafkaFailure } from '../kafka/errors.ts';
 import { SinkError } from '../sink/errors.ts';
@@ -258,6 +259,7 @@ async function importInto(
   },
 ): Promise<{ rows: Row[]; resumed: string | undefined; problem: string | undefined; filesSeen: number }> {
   const which = importer.id;
+  const verdict = { requireFiles: o.requireFiles !== false };
   const started = performance.now();
   o.io.err(`Importing ${which} logs from ${targets.join(', ')} into ${sink.description}`);
   const alreadyStored = await storedBeforeImport(sink, importer, targets, machine.device_id);
@@ -269,22 +271,15 @@ async function importInto(
       accounting: o.accounting,
       machine,
       onProgress: (filesDone, filesTotal, bytesDone, bytesTotal) => progress.update(bytesDone, bytesTotal, `${filesDone}/${filesTotal} files`),
+      // A refused run records nothing: the next one reads the same files and refuses them again.
+      recordIf: (r) => o.allowDeadLetters || importProblem(importer, targets, r, verdict) === undefined,
     });
   } finally {
     progress.done();
   }
   const rows = withAlreadyStored(importSummaryRows(summary, performance.now() - started), alreadyStored, 'events_already_imported');
   const resumed = alreadyStoredLine(alreadyStored, summary.eventsEmitted);
-  let problem: string | undefined;
-  if (!o.allowDeadLetters) {
-    if (summary.filesRead > 0 && summary.eventsEmitted === 0 && summary.recordsRead > 0) {
-      problem = `import ${which} read ${summary.filesRead} file(s) with ${summary.recordsRead} record(s) and found no ${which} tool call or usage in them: expected ${importer.description}; are these another harness's logs? (--allow-dead-letters accepts this)`;
-    } else if (summary.filesSeen === 0 && o.requireFiles !== false) {
-      problem = `import ${which} found no ${which} log files under ${targets.join(', ')}: expected ${importer.description} (--allow-dead-letters accepts this)`;
-    } else if (summary.malformedRecords > summary.eventsEmitted) {
-      problem = `import ${which}: ${summary.malformedRecords} malformed record(s) against ${summary.eventsEmitted} event(s): are these ${which} logs? (dead letters kept; --allow-dead-letters accepts this)`;
-    }
-  }
+  const problem = o.allowDeadLetters ? undefined : importProblem(importer, targets, summary, verdict);
   return { rows, resumed, problem, filesSeen: summary.filesSeen };
 }
 

@@ -65,6 +65,12 @@ export interface ImportOptions {
    * machine.ts); unset: '' (unknown). The import state is kept per machine (its device id).
    */
   readonly machine?: Machine;
+  /**
+   * Whether the files read are recorded as read (default: always). The command line records
+   * nothing when its answer is a refusal (verdict.ts): the next run reads the same files again
+   * and gives the same answer, instead of finding them unchanged.
+   */
+  readonly recordIf?: (reading: ImportReading) => boolean;
 }
 
 /** Bytes of a refused document kept in its dead letter: enough to recognise the file. */
@@ -216,10 +222,12 @@ export async function readImport(
     },
   };
   await drive(source, target);
+  const result: ImportReading = { filesSeen: files.length, filesRead, filesUnchanged, recordsRead, eventsEmitted, eventsAlreadyImported, malformedRecords, skippedRecords: skipped, bytesParsed };
   // Recorded only after every event of these files is acknowledged: a crash before this point
-  // re-imports them, and the deterministic event ids make that harmless.
-  if (done.size) await state.save(importer.id, done, ingestedAt);
-  return { filesSeen: files.length, filesRead, filesUnchanged, recordsRead, eventsEmitted, eventsAlreadyImported, malformedRecords, skippedRecords: skipped, bytesParsed };
+  // re-imports them, and the deterministic event ids make that harmless. A refused run records
+  // nothing (recordIf), so that it is refused again the next time.
+  if (done.size && (options.recordIf?.(result) ?? true)) await state.save(importer.id, done, ingestedAt);
+  return result;
 }
 
 async function readWhole(path: string): Promise<Buffer> {

@@ -233,7 +233,9 @@ export class BatchWriter {
     const b = this.buffer;
     if (output.block) {
       if (!b.toolCalls.addBlock) throw new TypeError('The sink takes no encoded tool-call blocks (toolCallBlockColumns)');
-      b.toolCalls.addBlock(output.block);
+      const sessions = new Set<string>();
+      for (const item of output.items) if (item.kind === 'row') sessions.add(item.call.session_id);
+      b.toolCalls.addBlock(output.block, sessions);
     }
     for (const item of output.items) {
       this.counts.eventsRead++;

@@ -30,3 +30,17 @@ export function parseMcpName(qualified: string): McpName {
   if (tool === '') return { ok: false, problem: 'empty_tool', qualified };
   return { ok: true, server, tool, qualified };
 }
+
+/**
+ * The qualified name of a tool listed by `server`'s tools/list: a harness's `mcp__` prefix
+ * stripped; a name without the separator is the server's own name for the tool (what an MCP
+ * client receives, before its registry qualifies it) and gets `server__` in front
+ * (`qualifiedHere`). The one-separator rule then applies to the qualified name: a name listed
+ * with two separators, or a server whose own name holds one, stays flagged.
+ */
+export function qualifyMcpName(listed: string, server: string): { readonly qualified: string; readonly parsed: McpName; readonly qualifiedHere: boolean } {
+  const stripped = stripMcpPrefix(listed);
+  if (stripped.includes(MCP_SEPARATOR)) return { qualified: stripped, parsed: parseMcpName(stripped), qualifiedHere: false };
+  const qualified = `${server}${MCP_SEPARATOR}${stripped}`;
+  return { qualified, parsed: parseMcpName(qualified), qualifiedHere: true };
+}

@@ -1,7 +1,9 @@
 // Tool registrations of one tools/list snapshot (SPEC §2): one row per listed tool, with its
-// qualified name checked against the one-separator rule and its visibility derived once.
+// qualified name checked against the one-separator rule and its visibility derived once. A name
+// as the server itself lists it (`create_issue`, no separator) is qualified with the snapshot's
+// server (`github__create_issue`) and the row says so (name_qualified).
 import { idOf } from '../util/hash.ts';
-import { parseMcpName, stripMcpPrefix } from '../canonical/mcp.ts';
+import { qualifyMcpName } from '../canonical/mcp.ts';
 import type { McpToolRegistrationRow } from '../model/mcp.ts';
 import type { ToolVisibility } from '../model/mcp-vocabulary.ts';
 
@@ -29,8 +31,7 @@ type SnapshotContext = Pick<McpToolRegistrationRow, 'ts' | 'harness' | 'session_
 export function deriveRegistrations(snapshotEventId: string, ctx: SnapshotContext, tools: readonly SnapshotTool[]): McpToolRegistrationRow[] {
   const rows = new Map<string, McpToolRegistrationRow>();
   for (const tool of tools) {
-    const qualified = stripMcpPrefix(tool.name);
-    const parsed = parseMcpName(qualified);
+    const { qualified, parsed, qualifiedHere } = qualifyMcpName(tool.name, ctx.server);
     const flags: McpToolRegistrationRow['flags'] = [];
     if (!parsed.ok) flags.push('bad_mcp_name');
     else if (parsed.server !== ctx.server) flags.push('server_mismatch');
@@ -47,6 +48,7 @@ export function deriveRegistrations(snapshotEventId: string, ctx: SnapshotContex
       server: ctx.server,
       client_id: ctx.client_id,
       qualified_name: qualified,
+      name_qualified: qualifiedHere,
       mcp_server: parsed.ok ? parsed.server : '',
       mcp_tool: parsed.ok ? parsed.tool : '',
       visibility: visibilityOf(tool),

@@ -93,8 +93,13 @@ export const mcpToolRegistrationRowSchema = z.object({
   device_id: z.string(),
   server: z.string(),
   client_id: z.string(),
-  /** The name as registered, `mcp__` prefix stripped; `server__tool` when valid. */
+  /**
+   * The name as registered, `mcp__` prefix stripped; `server__tool` when valid. A name listed
+   * without the separator (the server's own tool name) is qualified with the snapshot's server.
+   */
   qualified_name: z.string(),
+  /** True when the snapshot listed the tool's own name and `server__` was put in front of it here. */
+  name_qualified: z.boolean(),
   /** Parsed from a valid qualified name; '' when the name is flagged. */
   mcp_server: z.string(),
   mcp_tool: z.string(),

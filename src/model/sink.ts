@@ -68,9 +68,10 @@ export interface ToolCallBatch {
   /**
    * Rows encoded elsewhere (the decode thread, src/thread/decode.ts) in the columns
    * Sink.toolCallBlockColumns gives: written with the batch, after the rows added before it.
-   * Only a store that gives those columns takes blocks.
+   * Only a store that gives those columns takes blocks. `sessionIds`: the session of each row
+   * of the block (the store looks up what it already holds of those sessions).
    */
-  addBlock?(block: EncodedBlock): void;
+  addBlock?(block: EncodedBlock, sessionIds: Iterable<string>): void;
   /** Rows added so far. */
   readonly rows: number;
   /** Bytes encoded so far. */

@@ -138,7 +138,7 @@ const MCP_SERVER_STATE_COLUMNS = [
 
 const MCP_TOOL_REGISTRATION_COLUMNS = [
   'registration_id', 'snapshot_event_id', 'ts', 'harness', 'session_id', 'agent_id', 'host', 'device_id', 'server', 'client_id',
-  'qualified_name', 'mcp_server', 'mcp_tool', 'visibility', 'model_visible', 'disabled', 'ui_resource_uri',
+  'qualified_name', 'name_qualified', 'mcp_server', 'mcp_tool', 'visibility', 'model_visible', 'disabled', 'ui_resource_uri',
   'mcp_initialized', 'flags', 'source', 'ingested_at',
 ] as const satisfies readonly (keyof McpToolRegistrationRow)[];
 
@@ -221,10 +221,14 @@ class NativeToolCallBatch implements ToolCallBatch {
   constructor(sizeHint: number) {
     this.writer = new NativeWriter(TOOL_CALL_NATIVE, sizeHint);
   }
+  /** The sessions of the rows: what is already stored of them is looked up on insert. */
+  readonly sessions = new Set<string>();
   add(row: ToolCallRow): void {
     this.writer.row(row);
+    this.sessions.add(row.session_id);
   }
-  addBlock(block: EncodedBlock): void {
+  addBlock(block: EncodedBlock, sessionIds: Iterable<string>): void {
+    for (const id of sessionIds) this.sessions.add(id);
     for (const p of block.parts) {
       this.blocks.push(Buffer.from(p.buffer, p.byteOffset, p.byteLength));
       this.blockBytes += p.byteLength;
@@ -241,6 +245,58 @@ class NativeToolCallBatch implements ToolCallBatch {
   parts(): Buffer[] {
     return this.writer.rows > 0 ? [...this.writer.parts(), ...this.blocks] : [...this.blocks];
   }
+}
+
+/** A value as a stored copy is compared with it (64-bit integers come back as text, times as ClickHouse prints them). */
+function storedText(v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  if (Array.isArray(v)) return v.map(storedText);
+  return String(v);
+}
+
+/**
+ * How an insert leaves out the rows a table already holds as well (a second replay, an import
+ * run again, a Kafka redelivery): plain SQL then counts each event once, with no FINAL. A row is
+ * written when no stored row with its key ranks as high; the stored rows looked at are those
+ * whose `scopeColumn` (a column of the sorting key) is one of `scope`.
+ */
+interface StoredFilter {
+  /** The columns a row is identified by (the table's sorting key). */
+  readonly key: readonly string[];
+  /** A row's rank as inserted: an expression over the inserted columns. */
+  readonly newRank: string;
+  /** The rank of a stored row: an expression over the table's columns (the same scale). */
+  readonly storedRank: string;
+  readonly scopeColumn: string;
+  readonly scope: ReadonlySet<string>;
+}
+
+/**
+ * tool_calls: the rank is row_version without its ingestion time (migration 10): a pending copy
+ * 0, a finished one 100000 + its input and output bytes (capped at 99,999). A copy that is more
+ * complete than the stored one is written (and replaces it); one that is not, is not.
+ */
+function toolCallsUnlessStored(sessions: ReadonlySet<string>): StoredFilter {
+  return {
+    key: ['harness', 'session_id', 'event_id'],
+    newRank: "if(status = 'pending', 0, 100000 + least(input_bytes + output_bytes, 99999))",
+    storedRank: 'intDiv(row_version, 10000000000000)',
+    scopeColumn: 'session_id',
+    scope: sessions,
+  };
+}
+
+/**
+ * `SELECT columns FROM source` without the rows whose key a stored row holds at the same rank or
+ * higher. Rows repeated within the insert are collapsed by the table's engine on insert
+ * (optimize_on_insert = 1: the same rule as its merges).
+ */
+function unlessStoredSelect(table: string, names: string, source: string, f: StoredFilter): string {
+  const key = f.key.map((c) => `\`${c}\``).join(', ');
+  return `SELECT ${names} FROM ${source} AS _new
+    LEFT ANY JOIN (SELECT ${key}, max(${f.storedRank}) + 1 AS _stored_rank FROM ${table}
+                   WHERE \`${f.scopeColumn}\` IN {scope:Array(String)} GROUP BY ${key}) AS _stored USING (${key})
+    WHERE (${f.newRank}) + 1 > _stored_rank`;
 }
 
 export class ClickHouseSink implements Sink {
@@ -544,7 +600,7 @@ export class ClickHouseSink implements Sink {
    * as the body of `INSERT … FORMAT Native`. Both read the block the same way: its columns are
    * converted to the table's types on insert.
    */
-  private async insertNativeBody(table: string, body: readonly Buffer[], columns: readonly string[]): Promise<void> {
+  private async insertNativeBody(table: string, body: readonly Buffer[], columns: readonly string[], unless?: StoredFilter): Promise<void> {
     if (body.length === 0) return;
     const names = columns.map((c) => `\`${c}\``).join(', ');
     if (this.place.kind === 'embedded') {
@@ -553,19 +609,34 @@ export class ClickHouseSink implements Sink {
         const file = join(dir, INSERTS_DIR, `${process.pid}-${++this.insertSeq}.native`);
         try {
           writeParts(file, body);
-          await this.client.command({
-            query: `INSERT INTO ${table} (${names}) FROM INFILE ${sqlString(file)} SETTINGS optimize_on_insert = 0, max_partitions_per_insert_block = 0 FORMAT Native`,
-          });
+          await this.client.command(
+            unless === undefined
+              ? { query: `INSERT INTO ${table} (${names}) FROM INFILE ${sqlString(file)} SETTINGS optimize_on_insert = 0, max_partitions_per_insert_block = 0 FORMAT Native` }
+              : {
+                  query: `INSERT INTO ${table} (${names}) ${unlessStoredSelect(table, names, `file(${sqlString(file)}, Native)`, unless)} SETTINGS optimize_on_insert = 1, max_partitions_per_insert_block = 0, join_use_nulls = 0`,
+                  query_params: { scope: [...unless.scope] },
+                },
+          );
         } finally {
           await rm(file, { force: true }).catch(() => undefined);
         }
       });
     } else {
+      const structure = nativeColumns(table, columns)
+        .map((c) => `\`${c.name}\` ${c.nullable ? `Nullable(${c.wire})` : c.wire}`)
+        .join(', ');
       await this.request('once', async () => {
         const result = await this.client.exec({
-          query: `INSERT INTO ${table} (${names}) FORMAT Native`,
+          query:
+            unless === undefined
+              ? `INSERT INTO ${table} (${names}) FORMAT Native`
+              : `INSERT INTO ${table} (${names}) ${unlessStoredSelect(table, names, `input(${sqlString(structure)})`, unless)} FORMAT Native`,
           values: Readable.from(body, { objectMode: false }),
-          clickhouse_settings: { ...CLIENT_INSERT_SETTINGS, input_format_native_allow_types_conversion: 1 },
+          ...(unless === undefined ? {} : { query_params: { scope: [...unless.scope] } }),
+          clickhouse_settings:
+            unless === undefined
+              ? { ...CLIENT_INSERT_SETTINGS, input_format_native_allow_types_conversion: 1 }
+              : { ...CLIENT_INSERT_SETTINGS, optimize_on_insert: 1, join_use_nulls: 0, input_format_native_allow_types_conversion: 1 },
         });
         result.stream.resume();
         await finished(result.stream);
@@ -584,11 +655,11 @@ export class ClickHouseSink implements Sink {
   async writeToolCalls(batch: ToolCallBatch): Promise<void> {
     if (!(batch instanceof NativeToolCallBatch)) throw new TypeError('writeToolCalls takes a batch made by this sink (toolCallBatch)');
     if (batch.rows === 0) return;
-    await this.insertNativeBody('tool_calls', batch.parts(), TOOL_CALL_COLUMNS);
+    await this.insertNativeBody('tool_calls', batch.parts(), TOOL_CALL_COLUMNS, toolCallsUnlessStored(batch.sessions));
   }
 
   async writeDeadLetters(rows: readonly DeadLetterRow[]): Promise<void> {
-    await this.insertTsv('dead_letters', rows, DEAD_LETTER_COLUMNS);
+    await this.insertTsv('dead_letters', await this.withoutStored('dead_letters', rows, ['dead_letter_id']), DEAD_LETTER_COLUMNS);
   }
 
   async writeTokenUsage(rows: readonly TokenUsageRow[]): Promise<void> {
@@ -600,15 +671,46 @@ export class ClickHouseSink implements Sink {
   }
 
   async writeMcpEvents(rows: readonly McpEventRow[]): Promise<void> {
-    await this.insertNative('mcp_events', rows, MCP_EVENT_COLUMNS);
+    const fresh = await this.withoutStored('mcp_events', rows, ['session_id', 'agent_id', 'server', 'event_id']);
+    await this.insertNative('mcp_events', fresh, MCP_EVENT_COLUMNS);
   }
 
   async writeMcpServerStates(rows: readonly McpServerStateRow[]): Promise<void> {
-    await this.insertNative('mcp_server_state', rows, MCP_SERVER_STATE_COLUMNS);
+    // A derivation that comes out as stored (the same events read again) writes nothing.
+    const compare = MCP_SERVER_STATE_COLUMNS.filter((c) => c !== 'computed_at');
+    const fresh = await this.withoutStored('mcp_server_state', rows, ['session_id', 'agent_id', 'server', 'event_kind', 'window_start'], compare);
+    await this.insertNative('mcp_server_state', fresh, MCP_SERVER_STATE_COLUMNS);
   }
 
   async writeMcpToolRegistrations(rows: readonly McpToolRegistrationRow[]): Promise<void> {
-    await this.insertNative('mcp_tool_registrations', rows, MCP_TOOL_REGISTRATION_COLUMNS);
+    const fresh = await this.withoutStored('mcp_tool_registrations', rows, ['session_id', 'server', 'snapshot_event_id', 'qualified_name']);
+    await this.insertNative('mcp_tool_registrations', fresh, MCP_TOOL_REGISTRATION_COLUMNS);
+  }
+
+  /**
+   * `rows` less those the table already holds (a second replay, an import run again, a Kafka
+   * redelivery), so plain SQL counts each once without FINAL. A row is held when a stored row
+   * has its key (the table's sorting key) and, with `compare`, equals it in those columns (the
+   * latest stored copy, as FINAL reads it). Rows repeated within `rows` are kept: the last wins.
+   */
+  private async withoutStored<T extends object>(table: AnalyticsTable, rows: readonly T[], key: readonly (keyof T & string)[], compare: readonly (keyof T & string)[] = []): Promise<readonly T[]> {
+    if (rows.length === 0) return rows;
+    const keyOf = (r: Record<string, unknown>): string => key.map((c) => String(r[c])).join('\u0000');
+    const valueOf = (r: Record<string, unknown>): string => JSON.stringify(compare.map((c) => storedText(r[c])));
+    const params: Record<string, unknown> = {};
+    key.forEach((c, i) => (params[`k${i}`] = rows.map((r) => String((r as Record<string, unknown>)[c]))));
+    const zipped = key.map((_, i) => `{k${i}:Array(String)}`).join(', ');
+    const elements = key.map((_, i) => `tupleElement(p, ${i + 1})`).join(', ');
+    const cols = [...new Set([...key, ...compare])].map((c) => `\`${c}\``).join(', ');
+    const stored = await this.queryRows<Record<string, unknown>>({
+      // The first key column is a String column of the sorting key: it narrows the read first.
+      query: `SELECT ${cols} FROM ${table} FINAL
+        WHERE \`${key[0]}\` IN {k0:Array(String)} AND (${key.map((c) => `toString(\`${c}\`)`).join(', ')}) IN (SELECT ${elements} FROM (SELECT arrayJoin(arrayZip(${zipped})) AS p))`,
+      query_params: params,
+    });
+    const held = new Map<string, string>();
+    for (const r of stored) held.set(keyOf(r), valueOf(r));
+    return rows.filter((r) => held.get(keyOf(r as Record<string, unknown>)) !== valueOf(r as Record<string, unknown>));
   }
 
   async writeDiscoveryEvents(rows: readonly DiscoveryEventRow[]): Promise<void> {
@@ -630,11 +732,14 @@ export class ClickHouseSink implements Sink {
     return rows.map((r) => ({ ...r, backoff_ms: r.backoff_ms === null ? null : Number(r.backoff_ms) }));
   }
 
-  /** The stored discovery observations of the given session contexts (one copy per event id). */
-  async loadDiscoveryObservations(contexts: readonly ContextRef[]): Promise<DiscoveryObservation[]> {
+  /**
+   * The stored discovery rows of the given session contexts: of each event the latest computed
+   * (what FINAL would give), every column, so a recomputation writes only what changed.
+   */
+  async loadDiscoveryObservations(contexts: readonly ContextRef[]): Promise<DiscoveryEventRow[]> {
     if (contexts.length === 0) return [];
-    return this.queryRows<DiscoveryObservation>({
-      query: `SELECT ${DISCOVERY_OBSERVATION_COLUMNS.join(', ')}
+    return this.queryRows<DiscoveryEventRow>({
+      query: `SELECT ${DISCOVERY_EVENT_COLUMNS.join(', ')}
         FROM discovery_events
         WHERE (session_id, agent_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2)
                                          FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)})) AS p))
@@ -769,10 +874,10 @@ export class ClickHouseSink implements Sink {
    * they fit a double exactly (|v| <= 2^53), decimal strings beyond (JSON readers lose precision
    * past 2^53). The column types come with the result, so a String column of digits stays text.
    */
-  async queryDisplayRows(query: string): Promise<Record<string, unknown>[]> {
+  async queryDisplayRows(query: string, settings: { readonly final?: 0 | 1 } = {}): Promise<Record<string, unknown>[]> {
     // A user's query may write (INSERT … SELECT): retried only when it never reached the server.
     const [names, types, ...rows] = await this.request('once', async () => {
-      const result = await this.client.query({ query, format: 'JSONCompactEachRowWithNamesAndTypes', clickhouse_settings: { output_format_json_quote_64bit_integers: 1 } });
+      const result = await this.client.query({ query, format: 'JSONCompactEachRowWithNamesAndTypes', clickhouse_settings: { ...settings, output_format_json_quote_64bit_integers: 1 } });
       return result.json<unknown[]>();
     });
     const cols = (names ?? []) as string[];

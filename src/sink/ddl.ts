@@ -30,6 +30,24 @@ export interface TableRebuild {
 
 const VERTICAL_MERGES = 'SETTINGS vertical_merge_algorithm_min_rows_to_activate = 1, vertical_merge_algorithm_min_columns_to_activate = 1, merge_max_block_size = 2048';
 
+/**
+ * Migration 11's copy of a registration stored with a tool's own name (see there): each column
+ * and the expression it is copied with (`q` the qualified name, `valid` whether it has one
+ * separator between a server and a tool, as parseMcpName says). The id is idOf(snapshot event
+ * id, qualified name): the first 16 bytes of SHA-256 over both joined by NUL, as hex.
+ */
+const REQUALIFIED: readonly (readonly [string, string])[] = [
+  ['registration_id', "lower(hex(substring(SHA256(concat(snapshot_event_id, '\\0', q)), 1, 16)))"],
+  ...['snapshot_event_id', 'ts', 'harness', 'session_id', 'agent_id', 'host', 'device_id', 'server', 'client_id'].map((c) => [c, c] as const),
+  ['qualified_name', 'q'],
+  ['name_qualified', 'true'],
+  ['mcp_server', "if(valid, substring(q, 1, p - 1), '')"],
+  ['mcp_tool', "if(valid, substring(q, p + 2), '')"],
+  ...['visibility', 'model_visible', 'disabled', 'ui_resource_uri', 'mcp_initialized'].map((c) => [c, c] as const),
+  ['flags', "if(valid, arrayFilter(f -> f != 'bad_mcp_name', old_flags), old_flags)"],
+  ...['source', 'ingested_at'].map((c) => [c, c] as const),
+];
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -379,6 +397,24 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE tool_calls MODIFY COLUMN row_version UInt64 MATERIALIZED
         if(status = 'pending', toUInt64(toUnixTimestamp64Milli(ingested_at)),
           1000000000000000000 + least(input_bytes + output_bytes, 99999) * 10000000000000 + toUInt64(toUnixTimestamp64Milli(ingested_at)))`,
+    ],
+  },
+  {
+    version: 11,
+    description: 'mcp_tool_registrations: a tool listed by its own name (no separator) qualified with its snapshot\'s server; name_qualified says so',
+    // An MCP client's tools/list returns the server's own names (`create_issue`); rows stored
+    // before kept such a name as is, flagged bad_mcp_name with no mcp_server, so two servers'
+    // `create_issue` were one tool. Those rows are stored again qualified, as a snapshot is
+    // decoded now (registration id of the qualified name, bad_mcp_name dropped when the
+    // qualified name is valid), and the old rows deleted. Idempotent: a rerun finds no old row.
+    statements: [
+      `ALTER TABLE mcp_tool_registrations ADD COLUMN IF NOT EXISTS name_qualified Bool DEFAULT false AFTER qualified_name`,
+      `INSERT INTO mcp_tool_registrations (${REQUALIFIED.map(([c]) => c).join(', ')})
+        SELECT ${REQUALIFIED.map(([c, e]) => `${e} AS ${c}`).join(', ')}
+        FROM (SELECT *, flags AS old_flags, concat(server, '__', qualified_name) AS q, position(q, '__') AS p,
+                p > 1 AND p + 2 <= length(q) AND position(q, '__', p + 1) = 0 AS valid
+              FROM mcp_tool_registrations WHERE position(qualified_name, '__') = 0 AND NOT name_qualified)`,
+      `ALTER TABLE mcp_tool_registrations DELETE WHERE position(qualified_name, '__') = 0 AND NOT name_qualified SETTINGS mutations_sync = 2`,
     ],
   },
 ];

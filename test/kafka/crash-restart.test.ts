@@ -100,6 +100,13 @@ describe.skipIf(brokers === null)('SIGKILL mid-stream, then restart', () => {
     // One row per Kafka record: no record stored under two offsets, none missing.
     expect(await countOf(db, 'SELECT uniqExact(source) AS n FROM tool_calls FINAL')).toBe(EVENTS);
     expect(await countOf(db, 'SELECT count() AS n FROM dead_letters FINAL')).toBe(0);
+    // Plain SQL (no FINAL) counts each redelivered event once too: what the killed worker had
+    // stored is not written again by the restarted one (issue 29 item 1).
+    expect(await countOf(db, 'SELECT count() AS n FROM tool_calls')).toBe(EVENTS);
+    for (const t of ['tool_calls', 'dead_letters', 'token_usage', 'threshold_breaches']) {
+      const plain = await countOf(db, `SELECT count() AS n FROM ${t}`);
+      expect({ table: t, plain }).toEqual({ table: t, plain: await countOf(db, `SELECT count() AS n FROM ${t} FINAL`) });
+    }
   });
 
   it('applies each redelivered event to the accounting once: token_usage equals an uninterrupted run', async () => {

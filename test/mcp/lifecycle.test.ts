@@ -217,15 +217,16 @@ describe('tool registrations: qualified names (SPEC §2) and visibility', () => 
     expect(time[0]?.registration_id).not.toBe(clock[0]?.registration_id);
   });
 
-  it('flags a name with zero or two separators, and one naming another server; strips the mcp__ prefix', () => {
+  it('qualifies a name listed without a separator with the snapshot\'s server; flags two separators, and one naming another server; strips the mcp__ prefix', () => {
     const rows = deriveRegistrations('snap', { ...ctx, server: 'linear' }, [
       { name: 'list_teams', model_visible: true, disabled: false },
       { name: 'linear__issues__list', model_visible: true, disabled: false },
       { name: 'github__create_issue', model_visible: true, disabled: false },
       { name: 'mcp__linear__get_issue', model_visible: true, disabled: false },
     ]);
+    expect(rows.map((r) => r.name_qualified)).toEqual([true, false, false, false]);
     expect(rows.map((r) => [r.qualified_name, r.flags, r.mcp_server, r.mcp_tool])).toEqual([
-      ['list_teams', ['bad_mcp_name'], '', ''],
+      ['linear__list_teams', [], 'linear', 'list_teams'],
       ['linear__issues__list', ['bad_mcp_name'], '', ''],
       ['github__create_issue', ['server_mismatch'], 'github', 'create_issue'],
       ['linear__get_issue', [], 'linear', 'get_issue'],

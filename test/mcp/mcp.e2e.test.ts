@@ -174,7 +174,7 @@ describe('MCP lifecycle and discovery in embedded ClickHouse', () => {
       const by = new Map(rows.map((r) => [r['server'], r]));
       expect(by.get('postgres')).toMatchObject({ state: 'connected', restarts: '5', reconnects: '1', flapping_since: '2026-12-10 14:02:37.900', restart_flags: 'after_disabled=1 attempts_exceeded=1 too_fast=2' });
       expect(by.get('github')).toMatchObject({ stale_disconnects: '2', model_visible: '2', app_only: '1', search_only: '4', disabled: '1', calls: '5' }); // 3 in fixtures/mcp and fixtures/discovery, 1 in fixtures/gemini_cli, 1 in fixtures/qwen_code (Copilot's is of server github-mcp-server)
-      expect(by.get('linear')).toMatchObject({ transport: 'http', restarts: '1', restart_flags: null, bad_names: '2' });
+      expect(by.get('linear')).toMatchObject({ transport: 'http', restarts: '1', restart_flags: null, bad_names: '1' });
       expect(by.get('figma')).toMatchObject({ state: 'restarting', restart_flags: 'after_removed=1' });
       expect(Number(by.get('time')?.['connected_share'])).toBeGreaterThan(0.99);
       // The servers that flap come first.

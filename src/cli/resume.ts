@@ -1,6 +1,6 @@
 // What a rerun finds already stored: after a replay or import was killed, ran out of disk or
-// lost its server, running it again writes everything again (the tables keep one copy of each
-// event), and its summary says how much of the input was there before.
+// lost its server, running it again reads everything again and writes only what is not stored
+// yet (or a more complete copy of it), and its summary says how much of the input was there before.
 import type { Importer } from '../importers/types.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import type { Row } from './format.ts';
@@ -28,8 +28,16 @@ export function withAlreadyStored(rows: Row[], stored: number, after: string): R
   return out;
 }
 
-/** The line a rerun prints when some of its input was stored before (undefined when none was). */
+/**
+ * The line a rerun prints when some of its input was stored before (undefined when none was): how
+ * many of the events read were there already (not written again: a table keeps one copy of an
+ * event, and a copy no more complete than the stored one is not written) and how many are new.
+ */
 export function alreadyStoredLine(stored: number, eventsRead: number): string | undefined {
   if (stored === 0) return undefined;
-  return `${stored} of the ${eventsRead} event(s) read were already stored by an earlier run of these files (one cut short?): written again and kept once (the tables keep one copy per event id).`;
+  if (eventsRead === 0) return `already stored: ${stored} event(s) of these files from an earlier run; none read in this run`;
+  const known = Math.min(stored, eventsRead);
+  const fresh = eventsRead - known;
+  if (fresh === 0) return `already stored: ${known} of the ${eventsRead} event(s) read (by an earlier run), nothing new`;
+  return `already stored: ${known} of the ${eventsRead} event(s) read (by an earlier run, not written again); new: ${fresh}`;
 }

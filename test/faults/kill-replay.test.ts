@@ -50,7 +50,7 @@ describe('replay killed with SIGKILL mid-file, then run again', () => {
     expect(m['events_read']).toBe(total);
     expect((m['rows_written'] as number) + (m['dead_letters'] as number)).toBe(total);
     expect(m['events_already_stored']).toBe(storedBefore);
-    expect(again.stderr).toContain(`${storedBefore} of the ${total} event(s) read were already stored by an earlier run of these files`);
+    expect(again.stderr).toContain(`already stored: ${storedBefore} of the ${total} event(s) read (by an earlier run, not written again); new: ${total - storedBefore}`);
 
     const [after, reference] = [await dumpInChild(killedDb), await dumpInChild(cleanDb)];
     for (const [table, rows] of reference) expect(after.get(table), table).toEqual(rows);

@@ -20,6 +20,7 @@ import { deadLetter, decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, UNKNOWN_MAC
 import { msToClickHouseTime } from './util/time.ts';
 import type { DeadLetterReason, DeadLetterRow, RowFlag } from './model/records.ts';
 import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from './model/mcp.ts';
+import { changedRows, copiesToRank, copyVersions } from './discovery/copies.ts';
 import { deriveDiscoveryPerContext } from './discovery/discovery.ts';
 import { deriveServerStatesPerServer, serverKey } from './mcp/lifecycle.ts';
 import type { ContextRef, ServerToDerive, Sink, ToolCallBatch } from './model/sink.ts';
@@ -380,9 +381,14 @@ export class BatchWriter {
     const computedAt = nextComputedAt();
     const contexts = new Map<string, { sessionId: string; agentId: string }>();
     for (const o of b.discovery) contexts.set(contextKey(o.session_id, o.agent_id), { sessionId: o.session_id, agentId: o.agent_id });
-    // Stored observations first: the first stored copy of an event stays.
+    // Stored rows first: of two copies that say the same the stored one stays. A finished copy
+    // replaces a pending one; two finished copies that differ are ranked as tool_calls ranks them
+    // (its rows of this batch are written already). Only rows that changed are written again.
     const stored = await this.sink.loadDiscoveryObservations([...contexts.values()]);
-    await this.sink.writeDiscoveryEvents(deriveDiscoveryPerContext([...stored, ...b.discovery], computedAt));
+    const observations = [...stored, ...b.discovery];
+    const toRank = copiesToRank(observations);
+    const versions = toRank.length > 0 && this.sink.loadToolCallVersions ? copyVersions(await this.sink.loadToolCallVersions(toRank)) : undefined;
+    await this.sink.writeDiscoveryEvents(changedRows(deriveDiscoveryPerContext(observations, computedAt, versions), stored));
   }
 
   /** Takes the buffered events off the buffer as the batch to write next (no-op when one is sealed). */

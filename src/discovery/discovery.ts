@@ -7,6 +7,7 @@
 import { parseMcpName, stripMcpPrefix } from '../canonical/mcp.ts';
 import { isSearchMetaTool } from '../catalogue/index.ts';
 import { inEventTime } from '../mcp/lifecycle.ts';
+import { chooseCopies } from './copies.ts';
 import type { DiscoveryEventRow, DiscoveryObservation } from '../model/mcp.ts';
 import type { ToolCallRow } from '../model/records.ts';
 
@@ -259,11 +260,13 @@ export function deriveDiscovery(observations: readonly DiscoveryObservation[], c
 
 /**
  * The discovery rows of every session context the observations belong to. Of two copies of one
- * event the first given stays (callers pass stored observations before new ones).
+ * event the one that ranks highest stays, as in tool_calls (src/discovery/copies.ts: finished over
+ * pending, then `versions`, the ranks tool_calls gave the copies); a copy that says the same as an
+ * earlier one leaves the earlier (callers pass stored observations before new ones).
  */
-export function deriveDiscoveryPerContext(observations: readonly DiscoveryObservation[], computedAt: string): DiscoveryEventRow[] {
+export function deriveDiscoveryPerContext(observations: readonly DiscoveryObservation[], computedAt: string, versions?: ReadonlyMap<string, bigint>): DiscoveryEventRow[] {
   const byContext = new Map<string, DiscoveryObservation[]>();
-  for (const o of observations) {
+  for (const o of chooseCopies(observations, versions)) {
     const k = `${o.session_id}\u0000${o.agent_id}`;
     const list = byContext.get(k);
     if (list) list.push(o);

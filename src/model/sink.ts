@@ -3,7 +3,7 @@
 // the embedded engine and a server; the accounting rebuilds its contexts through SessionStore
 // (src/accounting/restore.ts) without knowing which store answers.
 import type { DeadLetterRow, ToolCallRow } from './records.ts';
-import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from './mcp.ts';
+import type { DiscoveryEventRow, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from './mcp.ts';
 import type { BreachRow, TokenUsageRow } from './usage.ts';
 
 /** A session context: a session's main agent (agent '') or one of its subagents. */
@@ -96,6 +96,28 @@ export interface Sink extends SessionStore {
   writeDiscoveryEvents(rows: readonly DiscoveryEventRow[]): Promise<void>;
   /** Every stored lifecycle event of these servers (one copy per event id), raw text left out. */
   loadMcpEvents(servers: readonly ServerToDerive[]): Promise<McpEventRow[]>;
-  /** The stored discovery observations of these contexts. */
-  loadDiscoveryObservations(contexts: readonly ContextRef[]): Promise<DiscoveryObservation[]>;
+  /** The stored discovery rows of these contexts (the latest computed copy of each event). */
+  loadDiscoveryObservations(contexts: readonly ContextRef[]): Promise<DiscoveryEventRow[]>;
+  /**
+   * Every stored copy of these tool calls with the rank tool_calls gives it (row_version), so
+   * discovery keeps the copy tool_calls keeps; absent: copies are ranked by status and ingestion.
+   */
+  loadToolCallVersions?(events: readonly ToolCallRef[]): Promise<ToolCallCopyVersion[]>;
+}
+
+/** One tool call by its sorting key in tool_calls. */
+export interface ToolCallRef {
+  readonly harness: string;
+  readonly sessionId: string;
+  readonly eventId: string;
+}
+
+/** One stored copy of a tool call and its rank there (row_version, decimal text: it exceeds 2^53). */
+export interface ToolCallCopyVersion {
+  readonly session_id: string;
+  readonly event_id: string;
+  readonly status: string;
+  readonly source: string;
+  readonly ingested_at: string;
+  readonly row_version: string;
 }

@@ -8,7 +8,7 @@ import { finished } from 'node:stream/promises';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
-import type { AppliedEvent, ContextRef, EncodedBlock, ServerToDerive, Sink, StoredContext, ToolCallBatch } from '../model/sink.ts';
+import type { AppliedEvent, ContextRef, EncodedBlock, ServerToDerive, Sink, StoredContext, ToolCallBatch, ToolCallCopyVersion, ToolCallRef } from '../model/sink.ts';
 import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
 import { SCHEMA_SNAPSHOT } from './schema-snapshot.ts';
@@ -746,6 +746,18 @@ export class ClickHouseSink implements Sink {
         ORDER BY computed_at DESC
         LIMIT 1 BY session_id, agent_id, event_id`,
       query_params: { sids: contexts.map((c) => c.sessionId), aids: contexts.map((c) => c.agentId) },
+    });
+  }
+
+  /** Every stored copy of these tool calls with its rank (row_version), for discovery to keep the copy tool_calls keeps. */
+  async loadToolCallVersions(events: readonly ToolCallRef[]): Promise<ToolCallCopyVersion[]> {
+    if (events.length === 0) return [];
+    return this.queryRows<ToolCallCopyVersion>({
+      query: `SELECT session_id, event_id, status, source, ingested_at, toString(row_version) AS row_version
+        FROM tool_calls
+        WHERE (harness, session_id, event_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
+                                                  FROM (SELECT arrayJoin(arrayZip({hs:Array(String)}, {sids:Array(String)}, {eids:Array(String)})) AS p))`,
+      query_params: { hs: events.map((e) => e.harness), sids: events.map((e) => e.sessionId), eids: events.map((e) => e.eventId) },
     });
   }
 

@@ -4,7 +4,10 @@
 // JavaScript so it needs no build, and no compiler: libchdb is called through ffi-rs's prebuilt
 // binding (koffi cannot run this call: it fails with TOO_DEEP_RECURSION).
 //
-//   node scripts/clickhouse-server.mjs --path DIR --port P [--host 127.0.0.1]
+//   node scripts/clickhouse-server.mjs --path DIR --port P [--host 127.0.0.1] [--engine-pid-file F]
+//
+// --engine-pid-file: where the supervisor writes the engine process's pid (for tests that must
+// kill the engine itself, e.g. `kill -9`, rather than shut it down cleanly through the supervisor).
 //
 // clickhouse-local serves ClickHouse's HTTP interface once it has run `SYSTEM START LISTEN HTTP`,
 // for as long as its interactive loop is reading stdin; at EOF it says "Bye.", shuts down cleanly
@@ -19,7 +22,7 @@
 // CREATE USER is unavailable), so anyone who can connect can do anything. It is bound to the
 // loopback address only; do not pass a --host that other machines can reach.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +31,7 @@ const STOP_GRACE_MS = 20_000;
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 function parseArgs(argv) {
-  const opts = { serve: false, path: undefined, port: undefined, host: '127.0.0.1' };
+  const opts = { serve: false, path: undefined, port: undefined, host: '127.0.0.1', enginePidFile: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -40,6 +43,7 @@ function parseArgs(argv) {
     else if (a === '--path') opts.path = resolve(value());
     else if (a === '--port') opts.port = value();
     else if (a === '--host') opts.host = value();
+    else if (a === '--engine-pid-file') opts.enginePidFile = resolve(value());
     else fail(`unknown argument ${a}`);
   }
   if (opts.path === undefined) fail('--path DIR is required');
@@ -115,6 +119,7 @@ function supervise(opts) {
   const child = spawn(process.execPath, [self, '--serve', '--path', opts.path, '--port', opts.port, '--host', opts.host], {
     stdio: ['pipe', 'inherit', 'inherit'],
   });
+  if (opts.enginePidFile !== undefined) writeFileSync(opts.enginePidFile, `${child.pid}\n`);
   // Writing nothing: the child's interactive loop just waits on this pipe until it is closed.
   child.stdin.on('error', () => {});
   let killTimer;
@@ -130,6 +135,7 @@ function supervise(opts) {
   for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(s, () => stop(s));
   child.on('exit', (code, signal) => {
     if (killTimer !== undefined) clearTimeout(killTimer);
+    if (opts.enginePidFile !== undefined) rmSync(opts.enginePidFile, { force: true });
     process.stderr.write(`clickhouse-server.mjs: server process exited (${signal ?? `code ${code}`})\n`);
     process.exit(code ?? 1);
   });

@@ -28,6 +28,9 @@
 #   data/                             the server's data; KEPT across restarts (a restarted server
 #                                     has its databases back). Wipe it with: stop, rm -rf it.
 #   clickhouse.pid, clickhouse.log    the running launcher's pid and the engine's log
+#   engine.pid                        the engine process's pid (a child of the launcher): kill -9
+#                                     it to crash the server (the launcher then exits too); SIGTERM
+#                                     to the launcher (stop) is the clean shutdown
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -40,6 +43,7 @@ LAUNCHER="$ROOT/scripts/clickhouse-server.mjs"
 
 DATA="$CACHE/data"
 PID_FILE="$CACHE/clickhouse.pid"
+ENGINE_PID_FILE="$CACHE/engine.pid"
 LOG_FILE="$CACHE/clickhouse.log"
 SERVICE=clickhouse.sh
 LOCK_FILE="$CACHE/clickhouse.lock"
@@ -53,7 +57,11 @@ source "$ROOT/scripts/lib/service.sh"
 is_ours() { tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF "clickhouse-server.mjs --path $DATA "; }
 
 url() { echo "http://$HOST:$PORT"; }
-print_address() { echo "CLICKHOUSE_URL=$(url)"; }
+print_address() {
+  echo "CLICKHOUSE_URL=$(url)"
+  [[ -f "$ENGINE_PID_FILE" ]] && echo "CLICKHOUSE_ENGINE_PID=$(cat "$ENGINE_PID_FILE")"
+  return 0
+}
 
 # GET /ping over bash's /dev/tcp (no curl needed); ClickHouse answers "Ok.".
 ping_ok() {
@@ -84,7 +92,7 @@ cmd_start() {
   # setsid + all three streams redirected: the server outlives the caller (a test runner that
   # captures this script's output gets EOF as soon as this script exits). 9>&- keeps the
   # start/stop lock's descriptor out of the server, or it would hold the lock forever.
-  setsid node "$LAUNCHER" --path "$DATA" --port "$PORT" --host "$HOST" </dev/null >>"$LOG_FILE" 2>&1 9>&- &
+  setsid node "$LAUNCHER" --path "$DATA" --port "$PORT" --host "$HOST" --engine-pid-file "$ENGINE_PID_FILE" </dev/null >>"$LOG_FILE" 2>&1 9>&- &
   pid=$!
   echo "$pid" >"$PID_FILE"
 

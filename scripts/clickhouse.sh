@@ -81,7 +81,7 @@ cmd_start() {
     print_address
     return 0
   fi
-  rm -f "$PID_FILE"
+  rm -f "$PID_FILE" "$ENGINE_PID_FILE"
   if port_open "$PORT"; then
     die "port $PORT on $HOST is in use by a process this script did not start; stop it or set CLICKHOUSE_HTTP_PORT"
   fi

@@ -318,7 +318,7 @@ export class ClickHouseSink implements Sink {
    * that is a file, read-only, in use by another process; a server down, refusing the
    * credentials, not answering) are a SinkError with one line naming the directory or server.
    */
-  static async open(flags: SinkTarget, migrate: { fromSnapshot?: boolean } = {}): Promise<ClickHouseSink> {
+  static async open(flags: SinkTarget, migrate: { fromSnapshot?: boolean; createDatabase?: boolean } = {}): Promise<ClickHouseSink> {
     const target = resolveSinkTarget(flags);
     let client: ClickHouseClient;
     let chdb: ChdbRawInsert | undefined;
@@ -377,6 +377,7 @@ export class ClickHouseSink implements Sink {
     }
     const sink = new ClickHouseSink(client, describeTarget(target), chdb, engine, place);
     try {
+      if (place.kind === 'server') await sink.ensureServerDatabase(target.kind === 'server' ? target.url : '', migrate.createDatabase !== false);
       await sink.migrate(migrate);
       // The engine makes metadata/ at its first DDL, not when it starts: its identity is taken
       // once the tables exist (the directory's own was checked around every request so far).
@@ -641,6 +642,42 @@ export class ClickHouseSink implements Sink {
         result.stream.resume();
         await finished(result.stream);
       });
+    }
+  }
+
+  /** What opening did that a user should be told (one line each, e.g. a database created). */
+  readonly notices: string[] = [];
+
+  /**
+   * A server's database (the URL's path, else $TOOLCANON_CLICKHOUSE_DATABASE, else `default`) is
+   * created when it does not exist and `create` allows it (and said in `notices`); otherwise its
+   * absence is one line. Asked through the `system` database, which every server has.
+   */
+  private async ensureServerDatabase(url: string, create: boolean): Promise<void> {
+    const u = new URL(url);
+    const database = u.pathname.replace(/^\//, '') || process.env['TOOLCANON_CLICKHOUSE_DATABASE'] || 'default';
+    if (database === 'default' || this.place.kind !== 'server') return;
+    const settings = this.place.settings;
+    const admin = createClient({
+      url: `${u.protocol}//${u.host}`,
+      database: 'system',
+      username: settings.username,
+      password: settings.password,
+      request_timeout: settings.timeoutMs,
+      log: { level: ClickHouseLogLevel.OFF },
+    });
+    const where = `${u.protocol}//${u.host}`;
+    try {
+      const exists = await this.request('idempotent', async () => {
+        const r = await admin.query({ query: 'SELECT count() AS n FROM system.databases WHERE name = {d:String}', query_params: { d: database }, format: 'JSONEachRow' });
+        return Number((await r.json<{ n: string | number }>())[0]?.n ?? 0) > 0;
+      });
+      if (exists) return;
+      if (!create) throw new SinkError(`no database ${database} on the ClickHouse server ${where}: run replay or import with --clickhouse ${where}/${database} first`, false);
+      await this.request('idempotent', () => admin.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database.replace(/`/g, '``')}\`` }));
+      this.notices.push(`created the database ${database} on the ClickHouse server ${where} (it did not exist)`);
+    } finally {
+      await admin.close();
     }
   }
 

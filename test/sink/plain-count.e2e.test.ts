@@ -5,14 +5,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claudeCodeImporter } from '../../src/importers/claude-code/index.ts';
+import { runImport } from '../../src/importers/run.ts';
 import { replayPaths } from '../../src/pipeline.ts';
-import { ANALYTICS_TABLE_NAMES, type ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import { ANALYTICS_TABLE_NAMES, ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import { createTestDatabase, dropTestDatabase, ensureClickHouseServer, requireClickHouseServerOrSkip, serverQuery } from '../helpers/clickhouse-server.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const FIXTURES = join(ROOT, 'fixtures');
 /** Small batches: copies of one event meet across batches as well as within one. */
 const BATCH = { batchMaxRows: 40, batchMaxBytes: 1 << 20 };
+const CLAUDE_LOGS = join(ROOT, 'test/importers/fixtures-claude-code');
 
 /** Per table: rows as stored (plain SQL) and rows as FINAL reads them. */
 async function plainAndFinal(sink: ClickHouseSink): Promise<Record<string, { plain: number; final: number }>> {
@@ -64,6 +68,16 @@ describe('plain SQL counts each event once (no FINAL needed)', () => {
     }
   });
 
+  it('an import read again (its state lost, or another machine with the same logs) stores nothing twice', async () => {
+    await runImport(claudeCodeImporter, [CLAUDE_LOGS], sink, { batch: BATCH });
+    const once = await plainAndFinal(sink);
+    await sink.client.command({ query: 'TRUNCATE TABLE import_files' });
+    const again = await runImport(claudeCodeImporter, [CLAUDE_LOGS], sink, { batch: BATCH });
+    expect(again.counts.eventsRead).toBeGreaterThan(0);
+    const twice = await plainAndFinal(sink);
+    for (const t of ANALYTICS_TABLE_NAMES) expect({ table: t, plain: twice[t]?.plain }).toEqual({ table: t, plain: once[t]?.final });
+  });
+
   it('copies of one call in one batch are stored once', async () => {
     const file = join(tmp.dir, 'same-batch.jsonl');
     writeFileSync(file, `${call('dup-1', 'ok', 'a')}\n${call('dup-1', 'ok', 'a')}\n${call('dup-1', 'ok', 'a')}\n`);
@@ -102,5 +116,52 @@ describe('plain SQL counts each event once (no FINAL needed)', () => {
     for (const t of ANALYTICS_TABLE_NAMES) await sink.client.command({ query: `OPTIMIZE TABLE ${t} FINAL` });
     const after = await plainAndFinal(sink);
     for (const t of ANALYTICS_TABLE_NAMES) expect({ table: t, plain: after[t]?.plain }).toEqual({ table: t, plain: before[t]?.final });
+  });
+});
+
+// The same on a ClickHouse server (scripts/clickhouse.sh): its inserts read the batch through
+// input(), the embedded engine's through file(); both leave out what is stored.
+const server = requireClickHouseServerOrSkip(await ensureClickHouseServer(), 'test/sink/plain-count.e2e.test.ts (server)');
+describe.skipIf(server === null)('plain SQL counts each event once on a ClickHouse server', () => {
+  const urls: string[] = [];
+  afterAll(async () => {
+    for (const u of urls) await dropTestDatabase(u);
+  });
+
+  it('two replays of fixtures/: plain count() = FINAL count() in every table', async () => {
+    const url = await createTestDatabase('plain_count');
+    urls.push(url);
+    const sink = await ClickHouseSink.open({ clickhouseUrl: url });
+    try {
+      await replayPaths([FIXTURES], sink, { batch: BATCH });
+      const once = await plainAndFinal(sink);
+      expect(once['tool_calls']).toEqual({ plain: 363, final: 363 });
+      await replayPaths([FIXTURES], sink, { batch: BATCH });
+      const twice = await plainAndFinal(sink);
+      for (const t of ANALYTICS_TABLE_NAMES) expect({ table: t, plain: twice[t]?.plain }).toEqual({ table: t, plain: once[t]?.final });
+    } finally {
+      await sink.close();
+    }
+  });
+
+  it('a database named in the URL that does not exist is created and said so (issue 29 item 12)', async () => {
+    const base = await createTestDatabase('plain_count_created');
+    urls.push(base);
+    const url = `${base}_new`;
+    urls.push(url);
+    await dropTestDatabase(url);
+    const sink = await ClickHouseSink.open({ clickhouseUrl: url });
+    try {
+      const name = new URL(url).pathname.slice(1);
+      expect(sink.notices).toEqual([`created the database ${name} on the ClickHouse server ${new URL(url).origin} (it did not exist)`]);
+      expect((await serverQuery(url, `SELECT count() FROM system.databases WHERE name = '${name}'`)).trim()).toBe('1');
+    } finally {
+      await sink.close();
+    }
+    // Opened again: it exists, nothing to say. A command that only reads never creates one.
+    const again = await ClickHouseSink.open({ clickhouseUrl: url });
+    expect(again.notices).toEqual([]);
+    await again.close();
+    await expect(ClickHouseSink.open({ clickhouseUrl: `${url}_absent` }, { createDatabase: false })).rejects.toThrow(/^no database .*_absent on the ClickHouse server .*: run replay or import/);
   });
 });

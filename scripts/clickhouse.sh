@@ -15,7 +15,8 @@
 #   stop    SIGTERM (the launcher closes the engine's stdin: a clean shutdown), wait up to 30 s,
 #           then SIGKILL. Exits 0 if it was not running.
 #   status  exits 0 if running (and prints CLICKHOUSE_URL=...), 3 if not.
-#   url     prints the URL (http://127.0.0.1:PORT), running or not.
+#   url     prints the URL (http://127.0.0.1:PORT): the running server's, else the one a start
+#           would use.
 #
 # Databases are not created for you: toolcanon's --clickhouse URL names one (…/tc), so create it
 # first, e.g. curl http://127.0.0.1:18123/ --data-binary 'CREATE DATABASE IF NOT EXISTS tc'.
@@ -56,7 +57,18 @@ source "$ROOT/scripts/lib/service.sh"
 
 is_ours() { tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF "clickhouse-server.mjs --path $DATA "; }
 
-url() { echo "http://$HOST:$PORT"; }
+# The port a running server of this checkout was started with (from its command line).
+port_of() { tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | grep -A1 -x -- --port | tail -n 1 || true; }
+
+# The URL: a running server's own port, else CLICKHOUSE_HTTP_PORT's.
+url() {
+  local pid port=$PORT running
+  if pid="$(running_pid)"; then
+    running="$(port_of "$pid")"
+    [[ "$running" =~ ^[0-9]+$ ]] && port=$running
+  fi
+  echo "http://$HOST:$port"
+}
 print_address() {
   echo "CLICKHOUSE_URL=$(url)"
   [[ -f "$ENGINE_PID_FILE" ]] && echo "CLICKHOUSE_ENGINE_PID=$(cat "$ENGINE_PID_FILE")"
@@ -75,9 +87,14 @@ ping_ok() {
 cmd_start() {
   command -v node >/dev/null 2>&1 || die "node not found on PATH"
   [[ -d "$ROOT/node_modules/chdb" && -d "$ROOT/node_modules/ffi-rs" ]] || die "chdb and ffi-rs are not installed: run npm ci"
-  local pid
+  local pid running_port
   if pid="$(running_pid)"; then
     log "already running (pid $pid)"
+    # It keeps the port it was started with; say so if that is not the one asked for now.
+    running_port="$(port_of "$pid")"
+    if [[ "$running_port" =~ ^[0-9]+$ && "$running_port" != "$PORT" ]]; then
+      log "note: it listens on port $running_port, not CLICKHOUSE_HTTP_PORT=$PORT (stop it first to change the port)"
+    fi
     print_address
     return 0
   fi

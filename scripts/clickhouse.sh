@@ -18,8 +18,9 @@
 #   url     prints the URL (http://127.0.0.1:PORT): the running server's, else the one a start
 #           would use.
 #
-# Databases are not created for you: toolcanon's --clickhouse URL names one (…/tc), so create it
-# first, e.g. curl http://127.0.0.1:18123/ --data-binary 'CREATE DATABASE IF NOT EXISTS tc'.
+# The server starts with only the `default` database. `toolcanon replay|import|consume --clickhouse
+# http://127.0.0.1:18123/tc` creates the database its URL names when it is missing; for anything
+# else: curl http://127.0.0.1:18123/ --data-binary 'CREATE DATABASE IF NOT EXISTS tc'.
 #
 # Environment:
 #   CLICKHOUSE_HTTP_PORT      HTTP port, default 18123

@@ -73,19 +73,79 @@
     plot.textContent = '';
     var canvas = el('canvas', { role: 'img', 'aria-label': figure.querySelector('figcaption b').textContent });
     plot.appendChild(canvas);
-    charts.push(new Chart(canvas, config));
+    var chart = new Chart(canvas, config);
+    charts.push(chart);
+    if (config.plugins && config.plugins.indexOf(fitRowsPlugin) >= 0) fitRows(chart);
   }
+
+  // ---- labels and rows of horizontal bar charts -------------------------------------------------
+  var measureCtx = null;
+  function textWidth(text, font) {
+    if (!measureCtx) measureCtx = document.createElement('canvas').getContext('2d');
+    measureCtx.font = font;
+    return measureCtx.measureText(text).width;
+  }
+  /** `text` cut to `max` px with an ellipsis. */
+  function ellipsis(text, max, font) {
+    if (textWidth(text, font) <= max) return text;
+    var lo = 0, hi = text.length;
+    while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (textWidth(text.slice(0, mid) + '…', font) <= max) lo = mid; else hi = mid - 1; }
+    return text.slice(0, lo) + '…';
+  }
+  /**
+   * A category label that fits in about 40 % of the chart's width: as is, or on two lines split at
+   * spaces (a tool's "(namespace)" goes to the second line), each line cut with an ellipsis if it
+   * is still too long. The tooltip keeps the whole label.
+   */
+  function fitLabel(scale, text) {
+    text = String(text);
+    var font = Chart.helpers.toFont(scale.options.ticks.font).string;
+    var max = Math.max(90, scale.chart.width * 0.4);
+    if (textWidth(text, font) <= max) return text;
+    var words = text.split(' ');
+    var lines = [words[0]];
+    for (var i = 1; i < words.length; i++) {
+      var joined = lines[lines.length - 1] + ' ' + words[i];
+      if (lines.length === 2 || textWidth(joined, font) <= max) lines[lines.length - 1] = joined;
+      else lines.push(words[i]);
+    }
+    lines = lines.map(function (l) { return ellipsis(l, max, font); });
+    return lines.length === 1 ? lines[0] : lines;
+  }
+  /**
+   * Makes the plot of a horizontal bar chart tall enough that its category labels do not overlap:
+   * each row gets its label's lines plus a little air, on top of what the legend and the axis
+   * take at this width; never lower than the height the stylesheet gives the plot.
+   */
+  function fitRows(chart) {
+    var plot = chart.canvas.parentNode;
+    if (!plot || !chart.scales.y) return;
+    if (!plot.getAttribute('data-base-height')) plot.setAttribute('data-base-height', String(plot.clientHeight));
+    var base = Number(plot.getAttribute('data-base-height'));
+    var y = chart.scales.y;
+    var lineHeight = Chart.helpers.toFont(y.options.ticks.font).lineHeight;
+    var lines = y.ticks.reduce(function (m, t) { return Math.max(m, Array.isArray(t.label) ? t.label.length : 1); }, 1);
+    var need = y.ticks.length * (lines * lineHeight + 6);
+    var want = Math.max(base, Math.ceil(need + chart.height - y.height));
+    if (Math.abs(want - plot.clientHeight) > 1) {
+      plot.style.height = want + 'px';
+      chart.resize();
+    }
+  }
+  /** Rows fitted again when the chart is resized (a phone turned, a window narrowed). */
+  var fitRowsPlugin = { id: 'fitRows', resize: function (chart) { requestAnimationFrame(function () { if (chart.canvas) fitRows(chart); }); } };
 
   function stackedBars(labels, series, valueFormat, horizontal, alwaysLegend) {
     return {
       type: 'bar',
-      data: { labels: labels, datasets: series.map(function (s, i) { return { label: s.label, data: s.data, backgroundColor: s.colour || colour(i), borderWidth: 0, maxBarThickness: 48 }; }) },
+      plugins: horizontal ? [fitRowsPlugin] : [],
+      data: { labels: labels, datasets: series.map(function (s, i) { return { label: s.label, data: s.data, backgroundColor: s.colour || colour(i), borderWidth: 0, maxBarThickness: horizontal ? 28 : 48 }; }) },
       options: {
         indexAxis: horizontal ? 'y' : 'x',
         interaction: { mode: 'index', intersect: false },
         scales: {
-          x: { stacked: true, ticks: horizontal ? { callback: function (v) { return valueFormat(v); } } : { autoSkip: true, maxRotation: 0 }, grid: { display: !!horizontal } },
-          y: { stacked: true, ticks: horizontal ? { autoSkip: false } : { callback: function (v) { return valueFormat(v); } }, grid: { display: !horizontal } },
+          x: { stacked: true, ticks: horizontal ? { callback: function (v) { return valueFormat(v); }, maxRotation: 0 } : { autoSkip: true, maxRotation: 0 }, grid: { display: !!horizontal } },
+          y: { stacked: true, ticks: horizontal ? { autoSkip: false, callback: function (v, i) { return fitLabel(this, labels[i]); } } : { callback: function (v) { return valueFormat(v); } }, grid: { display: !horizontal } },
         },
         plugins: {
           legend: { display: alwaysLegend || series.length > 1, position: 'bottom' },
@@ -138,32 +198,52 @@
     }
   }
 
-  // ---- usage and cost per day ---------------------------------------------------------------
-  /** The days with observed usage, and every day between the first and the last. */
-  function days() {
+  // ---- usage and cost per day (or week, month, year) -----------------------------------------
+  var DAY = 86400000;
+  /** At most this many bars over time: days, else weeks, months or years. */
+  var MAX_BARS = 31;
+  function isoDay(t) { return new Date(t).toISOString().slice(0, 10); }
+  function monday(t) { return t - ((new Date(t).getUTCDay() + 6) % 7) * DAY; }
+  /**
+   * The periods of the bars over time: every day (week from Monday, month, year) from the first
+   * with observed usage to the last, gaps included, in the smallest unit that gives at most
+   * MAX_BARS bars, so that bars stay readable over months.
+   */
+  function periods() {
     var seen = {};
     data.usage.forEach(function (r) { if (num(r.requests) > 0) seen[r.day] = true; });
     var list = Object.keys(seen).sort();
-    if (list.length < 2) return list;
-    // Every day between the first and the last, so gaps show as gaps (up to a year).
-    var out = [];
-    var t = Date.parse(list[0] + 'T00:00:00Z');
-    var end = Date.parse(list[list.length - 1] + 'T00:00:00Z');
-    if ((end - t) / 86400000 > 366) return list;
-    for (; t <= end; t += 86400000) out.push(new Date(t).toISOString().slice(0, 10));
-    return out;
+    if (!list.length) return { unit: 'day', labels: [], keyOf: function (d) { return d; } };
+    var first = Date.parse(list[0] + 'T00:00:00Z');
+    var last = Date.parse(list[list.length - 1] + 'T00:00:00Z');
+    var units = [
+      { unit: 'day', keyOf: function (d) { return d; }, start: function (t) { return t; }, next: function (t) { return t + DAY; } },
+      { unit: 'week', keyOf: function (d) { return isoDay(monday(Date.parse(d + 'T00:00:00Z'))); }, start: monday, next: function (t) { return t + 7 * DAY; } },
+      { unit: 'month', keyOf: function (d) { return d.slice(0, 7); }, start: function (t) { return Date.UTC(new Date(t).getUTCFullYear(), new Date(t).getUTCMonth(), 1); },
+        next: function (t) { return Date.UTC(new Date(t).getUTCFullYear(), new Date(t).getUTCMonth() + 1, 1); } },
+      { unit: 'year', keyOf: function (d) { return d.slice(0, 4); }, start: function (t) { return Date.UTC(new Date(t).getUTCFullYear(), 0, 1); },
+        next: function (t) { return Date.UTC(new Date(t).getUTCFullYear() + 1, 0, 1); } },
+    ];
+    for (var u = 0; u < units.length; u++) {
+      var unit = units[u];
+      var labels = [];
+      for (var t = unit.start(first); t <= last && labels.length <= MAX_BARS; t = unit.next(t)) labels.push(unit.keyOf(isoDay(t)));
+      if (labels.length <= MAX_BARS || u === units.length - 1) return { unit: unit.unit, labels: labels, keyOf: unit.keyOf };
+    }
   }
-  function seriesByDay(value) {
-    var labels = days();
+  function seriesByPeriod(value) {
+    var p = periods();
+    var labels = p.labels;
     var index = {};
     labels.forEach(function (d, i) { index[d] = i; });
     var by = {};
     data.usage.forEach(function (r) {
       var v = value(r);
-      if (v === null || v === 0 || index[r.day] === undefined) return;
+      var at = index[p.keyOf(r.day)];
+      if (v === null || v === 0 || at === undefined) return;
       var key = r.harness + ' · ' + (r.model || '(no model)');
       if (!by[key]) by[key] = { label: key, data: labels.map(function () { return 0; }), total: 0 };
-      by[key].data[index[r.day]] += v;
+      by[key].data[at] += v;
       by[key].total += v;
     });
     var series = Object.keys(by).map(function (k) { return by[k]; }).sort(function (a, b) { return b.total - a.total; });
@@ -172,16 +252,23 @@
       series.slice(8).forEach(function (s) { s.data.forEach(function (v, i) { rest.data[i] += v; }); });
       series = series.slice(0, 8).concat([rest]);
     }
-    return { labels: labels, series: series };
+    return { unit: p.unit, labels: labels, series: series };
+  }
+  /** Bars over time: the caption names the unit, the tooltip the period. */
+  function barsOverTime(name, s, valueFormat, title) {
+    document.querySelector('[data-chart="' + name + '"] figcaption b').textContent = title.replace('{unit}', s.unit);
+    var config = stackedBars(s.labels, s.series, valueFormat, false, true);
+    config.options.plugins.tooltip.callbacks.title = function (items) { return items.length ? (s.unit === 'week' ? 'week of ' : '') + items[0].label : ''; };
+    return config;
   }
   function renderSpend() {
     draw('tokens-per-day', function () {
-      var s = seriesByDay(function (r) { return num(r.tokens); });
-      return s.series.length ? stackedBars(s.labels, s.series, fmtCompact, false, true) : null;
+      var s = seriesByPeriod(function (r) { return num(r.tokens); });
+      return s.series.length ? barsOverTime('tokens-per-day', s, fmtCompact, 'Tokens per {unit}') : null;
     }, 'No observed usage in this scope.');
     draw('cost-per-day', function () {
-      var s = seriesByDay(function (r) { return r.cost_usd === null ? null : num(r.cost_usd); });
-      return s.series.length ? stackedBars(s.labels, s.series, fmtUsd, false, true) : null;
+      var s = seriesByPeriod(function (r) { return r.cost_usd === null ? null : num(r.cost_usd); });
+      return s.series.length ? barsOverTime('cost-per-day', s, fmtUsd, 'Cost per {unit} (USD)') : null;
     }, data.headline.cost_flags ? 'No priced usage: ' + describeFlags(data.headline.cost_flags) + '.' : 'No observed usage in this scope.');
   }
 
@@ -232,13 +319,18 @@
     }, 'No MCP tool calls in this scope.');
     renderMcpTable();
     draw('discovery', function () {
-      var d = data.discovery;
-      if (!d.length) return null;
-      var total = function (k) { return d.reduce(function (n, r) { return n + num(r[k]); }, 0); };
-      var afterSearch = d.reduce(function (n, r) { return n + Math.round(num(r.mcp_calls) * num(r.share_after_search)); }, 0);
-      var steps = [['turns with a tool call', total('turns')], ['turns that searched', total('turns_searching')], ['MCP calls', total('mcp_calls')],
-        ['MCP calls after a search listed the tool', afterSearch], ['not-in-active-set refusals', total('not_in_active_set')], ['recovered after a refusal', total('recovered')]];
-      return stackedBars(steps.map(function (s) { return s[0]; }), [{ label: 'count', data: steps.map(function (s) { return s[1]; }), colour: cssVar('--s3') }], fmtInt, true);
+      // Turns, each step a subset of the step it names (of_step); calls without a turn id are
+      // not placed in any step, and each step says how many sessions that leaves out.
+      var steps = data.funnel || [];
+      if (!steps.length || (num(steps[0].turns) === 0 && num(steps[0].not_placed) === 0)) return null;
+      var config = stackedBars(steps.map(function (s) { return s.step + (num(s.not_placed) > 0 ? ' (+' + fmtInt(num(s.not_placed)) + ' sessions without turn ids)' : ''); }), [{ label: 'turns', data: steps.map(function (s) { return num(s.turns); }), colour: cssVar('--s3') }], fmtInt, true);
+      config.options.plugins.tooltip.callbacks.afterLabel = function (c) {
+        var s = steps[c.dataIndex];
+        var lines = s.of_step ? ['of: ' + s.of_step] : [];
+        if (num(s.not_placed) > 0) lines.push('not placed: ' + fmtInt(num(s.not_placed)) + ' session(s) without turn ids (' + (s.not_placed_harnesses || []).join(', ') + ')');
+        return lines;
+      };
+      return config;
     }, 'No tool calls in this scope.');
   }
   function renderMcpTable() {
@@ -246,8 +338,8 @@
     // Servers seen only in tool calls have no lifecycle to show: the chart above has them.
     var rows = data.mcp.filter(function (r) { return r.state !== null && r.state !== undefined && r.state !== ''; });
     if (!rows.length) { card.hidden = true; return; }
-    var cols = [['server', 'server'], ['state', 'state'], ['since', 'since'], ['connected_share', 'connected', 'pct'], ['reconnects', 'reconnects', 'int'], ['flapping_since', 'flapping since'],
-      ['restarts', 'restarts', 'int'], ['restart_flags', 'restart flags'], ['model_visible', 'tools visible', 'int'], ['search_only', 'search only', 'int'], ['calls', 'calls', 'int'], ['error_share', 'errors', 'pct']];
+    var cols = [['server', 'server'], ['state', 'state'], ['since', 'since', 'time'], ['connected_share', 'connected', 'pct'], ['reconnects', 'reconnects', 'int'], ['flapping_since', 'flapping since', 'time'],
+      ['restarts', 'restarts', 'int'], ['restart_flags', 'restart flags', 'list'], ['model_visible', 'tools visible', 'int'], ['search_only', 'search only', 'int'], ['calls', 'calls', 'int'], ['error_share', 'errors', 'pct']];
     fillTable(document.getElementById('mcp-table'), cols, rows, false);
   }
 
@@ -262,38 +354,76 @@
         (s.headroom_tokens ? ' − ' + fmtCompact(s.headroom_tokens) : '') + ' · peak ' + fmtPct(s.points.reduce(function (m, p) { return Math.max(m, p[1]); }, 0) / s.window) +
         ' of the window · ' + s.breaches + ' breach' + (s.breaches === 1 ? '' : 'es');
       box.appendChild(el('figure', { className: 'card chart', 'data-chart': name }, el('figcaption', {}, el('b', { text: title }), el('span', { text: sub, title: s.session_id })), el('div', { className: 'plot small' })));
-      draw(name, function () {
-        var t0 = s.points[0][0];
-        var peak = s.points.reduce(function (m, p) { return Math.max(m, p[1]); }, 0);
-        // A session far below its threshold is drawn at its own scale (a flat line says nothing);
-        // the threshold is then named in the caption instead.
-        var showThreshold = peak >= s.threshold_tokens * 0.25;
-        var minutes = function (t) { return (t - t0) / 60000; };
-        var last = minutes(s.points[s.points.length - 1][0]);
-        return {
-          type: 'line',
-          data: {
-            datasets: [
-              { label: 'context tokens', data: s.points.map(function (p) { return { x: minutes(p[0]), y: p[1] }; }), borderColor: colour(0), backgroundColor: colour(0), pointRadius: s.points.length > 60 ? 0 : 2, borderWidth: 2, stepped: false, tension: 0 },
-              { label: 'threshold', hidden: !showThreshold, data: [{ x: 0, y: s.threshold_tokens }, { x: Math.max(last, 0.001), y: s.threshold_tokens }], borderColor: colour(9), borderDash: [6, 4], borderWidth: 1.5, pointRadius: 0 },
-              { label: 'breach', type: 'scatter', data: s.breach_points.map(function (p) { return { x: minutes(p[0]), y: p[1] }; }), borderColor: colour(9), backgroundColor: colour(9), pointRadius: 5, pointHoverRadius: 6 },
-            ],
-          },
-          options: {
-            parsing: false,
-            interaction: { mode: 'nearest', intersect: false },
-            scales: {
-              x: { type: 'linear', min: 0, title: { display: true, text: 'minutes since the session started' }, ticks: { maxTicksLimit: 6 } },
-              y: { beginAtZero: true, suggestedMax: showThreshold ? s.threshold_tokens * 1.1 : peak * 1.3, ticks: { callback: function (v) { return fmtCompact(v); }, maxTicksLimit: 5 } },
-            },
-            plugins: {
-              legend: { display: i === 0, position: 'bottom' },
-              tooltip: { callbacks: { label: function (c) { return c.dataset.label + ': ' + fmtInt(c.parsed.y) + ' (' + fmtPct(c.parsed.y / s.window) + ' of the window)'; } } },
-            },
-          },
-        };
-      }, '');
+      draw(name, function () { return contextChart(s); }, '');
     });
+  }
+  /** The smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 × a power of ten that is at least v (v > 0). */
+  function niceCeil(v) {
+    var p = Math.pow(10, Math.floor(Math.log10(v)));
+    var steps = [1, 1.5, 2, 3, 4, 5, 6, 8, 10];
+    for (var i = 0; i < steps.length; i++) if (steps[i] * p >= v * (1 - 1e-9)) return steps[i] * p;
+    return 10 * p;
+  }
+  function powerOfTen(v) { return v > 0 && Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9; }
+  var TIME_UNITS = [['seconds', 1000, 120], ['minutes', 60000, 120], ['hours', 3600000, 48], ['days', 86400000, Infinity]];
+  /**
+   * One session's context over time against its threshold. The time axis is in seconds, minutes,
+   * hours or days since the first figure, whichever keeps it under about a hundred; a session whose
+   * figures are all at one instant (a compaction agent's single request) has no time axis, its
+   * point in the middle. The threshold line is always drawn: when the session stays far below it
+   * (peak under a quarter of the threshold), the token axis is logarithmic so that both read.
+   */
+  function contextChart(s) {
+    var t0 = s.points[0][0];
+    var span = s.points[s.points.length - 1][0] - t0;
+    var peak = s.points.reduce(function (m, p) { return Math.max(m, p[1]); }, 0);
+    var unit = TIME_UNITS[0];
+    for (var u = 0; u < TIME_UNITS.length; u++) { unit = TIME_UNITS[u]; if (span / unit[1] <= unit[2]) break; }
+    var at = function (t) { return span === 0 ? 0 : (t - t0) / unit[1]; };
+    var xMax = span === 0 ? 1 : niceCeil(span / unit[1]);
+    var xMin = span === 0 ? -1 : 0;
+    var log = peak > 0 && peak < s.threshold_tokens * 0.25;
+    var lowest = s.points.reduce(function (m, p) { return p[1] > 0 ? Math.min(m, p[1]) : m; }, Infinity);
+    var xTitle = span === 0
+      ? (s.points.length === 1 ? 'one request' : s.points.length + ' figures at one instant') + ', ' + new Date(t0).toISOString().slice(0, 16).replace('T', ' ') + ' UTC'
+      : unit[0] + ' since the session started';
+    var y = log
+      ? { type: 'logarithmic', min: Math.pow(10, Math.floor(Math.log10(Math.min(lowest, peak)))), max: Math.pow(10, Math.ceil(Math.log10(s.threshold_tokens * 1.05))),
+        title: { display: true, text: 'tokens, log scale' },
+        grid: { color: function (c) { return c.tick && powerOfTen(c.tick.value) ? Chart.defaults.borderColor : 'transparent'; } },
+        ticks: { autoSkip: false, callback: function (v) { return powerOfTen(v) ? fmtCompact(v) : ''; } } }
+      : { beginAtZero: true, suggestedMax: Math.max(peak, s.threshold_tokens) * 1.1, ticks: { callback: function (v) { return fmtCompact(v); }, maxTicksLimit: 5 } };
+    return {
+      type: 'line',
+      data: {
+        datasets: [
+          { label: 'context tokens', data: s.points.map(function (p) { return { x: at(p[0]), y: p[1] }; }), borderColor: colour(0), backgroundColor: colour(0),
+            pointRadius: s.points.length > 60 ? 0 : s.points.length === 1 ? 4 : 2, borderWidth: 2, tension: 0 },
+          { label: 'threshold', data: [{ x: xMin, y: s.threshold_tokens }, { x: xMax, y: s.threshold_tokens }], borderColor: colour(9), backgroundColor: colour(9), borderDash: [6, 4], borderWidth: 1.5, pointRadius: 0, pointHitRadius: 0 },
+          // order -1: drawn over the context line where a breach is one of its points.
+          { label: 'breach', type: 'scatter', order: -1, data: s.breach_points.map(function (p) { return { x: at(p[0]), y: p[1] }; }), borderColor: colour(9), backgroundColor: colour(9), pointRadius: 5, pointHoverRadius: 6 },
+        ],
+      },
+      options: {
+        parsing: false,
+        interaction: { mode: 'nearest', intersect: false },
+        scales: {
+          x: { type: 'linear', min: xMin, max: xMax, title: { display: true, text: xTitle }, grid: { display: span !== 0 },
+            ticks: { display: span !== 0, maxTicksLimit: 6, maxRotation: 0, callback: function (v) { return Number(v.toFixed(1)).toLocaleString('en-US'); } } },
+          y: y,
+        },
+        plugins: {
+          legend: { display: false },
+          tooltip: {
+            filter: function (c) { return c.dataset.label !== 'threshold'; },
+            callbacks: {
+              title: function (items) { return items.length && span !== 0 ? Number(items[0].parsed.x.toFixed(2)).toLocaleString('en-US') + ' ' + unit[0] : ''; },
+              label: function (c) { return c.dataset.label + ': ' + fmtInt(c.parsed.y) + ' (' + fmtPct(c.parsed.y / s.window) + ' of the window)'; },
+            },
+          },
+        },
+      },
+    };
   }
 
   // ---- drift ------------------------------------------------------------------------------------
@@ -317,12 +447,17 @@
   }
 
   // ---- tables -----------------------------------------------------------------------------------
-  /** cols: [key, header, type?]; type int | pct | usd | duration | id | text. */
+  /**
+   * cols: [key, header, type?, value?]; type int | pct | usd | duration (numbers, right-aligned),
+   * id | text | time | list (text; a list wraps at its spaces). Each cell carries its column's
+   * header (data-label) for the stacked layout of a table too wide for its box.
+   */
+  var TEXT_TYPES = { id: true, text: true, time: true, list: true };
   function fillTable(table, cols, rows, sortable) {
     table.textContent = '';
     var head = el('tr');
     cols.forEach(function (c, i) {
-      var numeric = c[2] && c[2] !== 'id' && c[2] !== 'text' && c[2] !== 'time';
+      var numeric = !!c[2] && !TEXT_TYPES[c[2]];
       var th = el('th', { scope: 'col', className: numeric ? 'num' : '', 'data-key': c[0] });
       if (sortable) {
         var button = el('button', { type: 'button', text: c[1] });
@@ -340,8 +475,8 @@
         var type = c[2];
         var text = v === null || v === undefined || v === '' ? (type === 'usd' ? 'unknown' : '') :
           type === 'int' ? fmtInt(v) : type === 'pct' ? fmtPct(v) : type === 'usd' ? fmtUsd(v) : type === 'duration' ? fmtDuration(v) : type === 'time' ? String(v).slice(0, 16) : String(v);
-        var td = el('td', { className: type && type !== 'text' && type !== 'id' && type !== 'time' ? 'num' : type === 'id' ? 'id' : '', text: text });
-        if (type === 'id') td.title = String(v);
+        var td = el('td', { className: type && !TEXT_TYPES[type] ? 'num' : type === 'id' || type === 'time' || type === 'list' ? type : '', text: text, 'data-label': c[1] });
+        if (type === 'id' || (type === 'time' && text !== String(v))) td.title = String(v);
         if (type === 'usd' && (v === null || v === undefined)) { td.className += ' flag'; td.title = describeFlags(r.cost_flags); }
         td.setAttribute('data-value', v === null || v === undefined ? '' : String(v));
         tr.appendChild(td);
@@ -349,6 +484,26 @@
       body.appendChild(tr);
     });
     table.appendChild(body);
+    fitTable(table.parentNode);
+  }
+  /**
+   * A table wider than its box is shown stacked, a block of "header value" lines per row (a
+   * sortable table keeps its headers as a row of sort buttons), rather than cut off or scrolled
+   * sideways. Decided again whenever the box changes width.
+   */
+  function fitTable(wrap) {
+    if (!wrap || !wrap.classList || !wrap.classList.contains('table-wrap')) return;
+    wrap.classList.remove('stacked');
+    if (wrap.scrollWidth > wrap.clientWidth) wrap.classList.add('stacked');
+    if (!wrap.getAttribute('data-fitted') && window.ResizeObserver) {
+      wrap.setAttribute('data-fitted', 'true');
+      var width = wrap.clientWidth;
+      new ResizeObserver(function () {
+        if (wrap.clientWidth === width) return;
+        width = wrap.clientWidth;
+        fitTable(wrap);
+      }).observe(wrap);
+    }
   }
   function sortTable(table, index, numeric, th) {
     var current = th.getAttribute('aria-sort');
@@ -374,7 +529,7 @@
       return kinds.reduce(function (n, k) { return n + num(r[k]); }, 0);
     };
     fillTable(document.getElementById('sessions'), [
-      ['session_id', 'session', 'id'], ['harness', 'harness', 'text'], ['models', 'models', 'text'], ['started', 'start (UTC)', 'time'], ['duration_s', 'duration', 'duration'],
+      ['session_id', 'session', 'id'], ['harness', 'harness', 'text'], ['models', 'models', 'list'], ['started', 'start (UTC)', 'time'], ['duration_s', 'duration', 'duration'],
       ['calls', 'calls', 'int'], ['errors', 'errors', 'int'], ['requests', 'requests', 'int'], ['tokens', 'tokens', 'int', tokens], ['cost_usd', 'cost', 'usd'], ['breaches', 'breaches', 'int'],
     ], data.sessions, true);
   }

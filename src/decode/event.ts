@@ -328,7 +328,9 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   const model = r.short(event.model ?? '');
   const tool = r.short(event.tool);
   const p = projectToolCall(event.harness, tool, { text: rawInput, wasString });
-  const flags = r.count === 0 ? p.flags : [...p.flags, 'redacted' as const];
+  // No model named: stored as '' and flagged, so a row of an unknown model is found as such.
+  let flags = r.count === 0 ? p.flags : [...p.flags, 'redacted' as const];
+  if (model === '') flags = [...flags, 'model_unknown' as const];
   const row: ToolCallRow = {
     event_id: eventId,
     ts,

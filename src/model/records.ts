@@ -26,6 +26,8 @@ export const ROW_FLAGS = [
   'canonical_out_of_range',
   /** Secrets in the event were replaced by [REDACTED:kind:hash] markers (count in redactions). */
   'redacted',
+  /** The event names no model (model ''): unknown, never guessed; reports say "unknown". */
+  'model_unknown',
 ] as const;
 export type RowFlag = (typeof ROW_FLAGS)[number];
 

@@ -24,6 +24,8 @@ import { applyScope, type ReportScope } from './scope.ts';
 import { byCodeUnits } from '../util/walk.ts';
 
 export const USAGE_GROUPINGS = ['session', 'day', 'model', 'host'] as const;
+/** How a report shows the model of events that named none (stored as ''). */
+export const UNKNOWN_MODEL_LABEL = 'unknown';
 /** `harness_model_day` is the report's default grouping (no --by). */
 export type UsageGrouping = 'harness_model_day' | (typeof USAGE_GROUPINGS)[number];
 
@@ -227,6 +229,8 @@ export async function usageReportRows(sink: ClickHouseSink, by: UsageGrouping, p
   return rows.map((row) => {
     const cost = costs.get(keyOf(g.names.map((name) => row[name])));
     const extra = by === 'model' ? { price_key: prices.resolve(String(row['model'] ?? ''))?.key ?? '' } : {};
-    return { ...row, ...costColumns(cost), ...extra };
+    // An event that named no model is stored with model '': shown as "unknown", never guessed.
+    const shown = row['model'] === '' ? { model: UNKNOWN_MODEL_LABEL } : {};
+    return { ...row, ...shown, ...costColumns(cost), ...extra };
   });
 }

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeEvent } from '../../src/decode/event.ts';
 import { codexImporter } from '../../src/importers/codex/index.ts';
 import {
-  FALLBACK_MODEL,
+  UNKNOWN_MODEL,
   MAX_EVENT_LINE_BYTES,
   parseCallOutcome,
   parseRollout,
@@ -143,11 +143,11 @@ describe('parseRollout: token_count events', () => {
     expect(parsed.usage.map((e) => e.endOffset)).toEqual([lineEnds[3], lineEnds[5], lineEnds[7]]);
   });
 
-  it('falls back to the session meta model, then gpt-5', () => {
+  it('falls back to the session meta model, then to no model (unknown, never gpt-5)', () => {
     const withMeta = parse([meta(SESSION, { model: 'o4-mini' }), tokenCount('2025-10-10T16:10:34.777Z', usage(10, 0, 1, 0))]);
     expect(withMeta.usage[0]?.body['model']).toBe('o4-mini');
     const bare = parse([meta(), tokenCount('2025-10-10T16:10:34.777Z', usage(10, 0, 1, 0))]);
-    expect(bare.usage[0]?.body['model']).toBe(FALLBACK_MODEL);
+    expect(bare.usage[0]?.body['model']).toBe(UNKNOWN_MODEL);
   });
 
   it('takes the turn id from task_started when turn_context has none', () => {
@@ -358,7 +358,7 @@ describe('parseRollout: formats and bad records', () => {
     expect(p.calls[0]?.body).toMatchObject({
       session_id: '8b3d642f-5974-47c8-b9d4-09efcc975a02',
       ts: '2025-08-14T18:42:29.205Z',
-      model: FALLBACK_MODEL,
+      model: UNKNOWN_MODEL,
       tool: 'shell',
       status: 'ok',
       duration_ms: 0,

@@ -52,6 +52,8 @@ const payload = fc.oneof(
     fc.record({ call_id: callId, id: callId }, { requiredKeys: [] }).map((ids) => ({ ...p, ...ids })),
   ),
   fc.record({ type: fc.constant('web_search_call'), status: fc.constantFrom('completed', 'failed', 'searching'), action: fc.constant({ type: 'search', query: 'q' }), id: callId }),
+  // Without an id (cli 0.125): it takes the call_id of a later web_search_end of the same action (issue 29).
+  fc.record({ type: fc.constant('web_search_call'), status: fc.constant('completed'), action: fc.constantFrom({ type: 'search', query: 'q' }, { type: 'open_page', url: 'u' }, { query: 'q', type: 'search' }) }),
   fc.record({ type: fc.constantFrom('function_call_output', 'custom_tool_call_output'), call_id: callId, output: outputValue }),
   fc.record({ type: fc.constant('message'), role: fc.constant('assistant'), content: fc.constant([]) }),
   fc.record({ type: fc.constant('function_call'), name: fc.constant('shell') }),
@@ -64,6 +66,10 @@ const eventMsg = fc.oneof(
   fc.record({ type: fc.constant('patch_apply_end'), call_id: callId, success: fc.boolean() }),
   fc.record({ type: fc.constant('exec_command_end') }),
   fc.record({ type: fc.constant('agent_reasoning'), text: fc.constant('thinking') }),
+  fc.record(
+    { type: fc.constant('web_search_end'), call_id: callId, query: fc.constantFrom('q', 'u'), action: fc.constantFrom({ type: 'search', query: 'q' }, { type: 'open_page', url: 'u' }) },
+    { requiredKeys: ['type', 'call_id'] },
+  ),
 );
 const envelope = (type: string, p: fc.Arbitrary<Rec>): fc.Arbitrary<Rec> =>
   fc.tuple(time, p).map(([ts, payloadValue]) => (ts === undefined ? { type, payload: payloadValue } : { timestamp: ts, type, payload: payloadValue }));

@@ -34,9 +34,14 @@ import {
   type ToolCallItem,
 } from './types.ts';
 import { isObject, type JsonObject } from '../json.ts';
+import { WebSearchPairing } from './web-search.ts';
 
-/** The model when neither a turn_context nor the session meta names one (ccusage does the same). */
-export const FALLBACK_MODEL = 'gpt-5';
+/**
+ * The model when neither a turn_context nor the session meta names one (a Codex Desktop
+ * rollout of cli 0.128, the legacy format): unknown, stored as ''. ccusage assumes `gpt-5`;
+ * toolcanon does not invent one (reports say "unknown", cost is not priced).
+ */
+export const UNKNOWN_MODEL = '';
 
 /** Largest event line the importer writes (envelope.ts; its tests read it from here). */
 export { MAX_EVENT_LINE_BYTES };
@@ -263,7 +268,7 @@ function sessionOfName(path: string): Session {
  * JSON can spell a key or a value with `\u` escapes, so a line with one is read too.
  */
 function mayNameCall(text: string): boolean {
-  return text.includes('call_id') || text.includes('local_shell_call') || text.includes('\\u');
+  return text.includes('call_id') || text.includes('local_shell_call') || text.includes('web_search_call') || text.includes('\\u');
 }
 
 /**
@@ -276,6 +281,7 @@ function mayNameCall(text: string): boolean {
  */
 export class RolloutIndex {
   private readonly lastLines = new LastLines();
+  private readonly webSearch = new WebSearchPairing();
   private found: Session | undefined;
 
   constructor(private readonly path: string) {}
@@ -297,6 +303,16 @@ export class RolloutIndex {
     this.noteKeysOf(obj, lineNo);
     const payload = obj['payload'];
     if (isObject(payload)) this.noteKeysOf(payload, lineNo);
+    // An id-less web_search_call takes its id from the web_search_end after it (web-search.ts).
+    const env = readRolloutLine(obj);
+    if (env?.type === 'response_item' && env.payload['type'] === 'web_search_call') this.webSearch.call(lineNo, env.payload);
+    else if (env?.type === 'event_msg' && env.payload['type'] === 'web_search_end') this.webSearch.end(env.payload);
+    else if (env === undefined && !('payload' in obj) && obj['type'] === 'web_search_call') this.webSearch.call(lineNo, obj);
+  }
+
+  /** The id the id-less web_search_call at `lineNo` takes from its web_search_end, if any. */
+  webSearchIdAt(lineNo: number): string | undefined {
+    return this.webSearch.idAt(lineNo);
   }
 
   private noteKeysOf(o: JsonObject, lineNo: number): void {
@@ -413,7 +429,7 @@ export class RolloutParser implements LineParser {
   }
 
   private currentModel(): string {
-    return this.model ?? this.metaModel ?? FALLBACK_MODEL;
+    return this.model ?? this.metaModel ?? UNKNOWN_MODEL;
   }
 
   private sessionId(): string {
@@ -551,9 +567,11 @@ export class RolloutParser implements LineParser {
         break;
       }
     }
-    const callId = item.callId ?? '';
+    // A web_search_call without an id takes the one its web_search_end event carries (web-search.ts).
+    const id = item.callId ?? (item.kind === 'web_search_call' ? this.index.webSearchIdAt(line.lineNo) : undefined);
+    const callId = id ?? '';
     // A call without an id (some local_shell_call / web_search_call items) is known by its line.
-    const eventKey = item.callId ?? `line:${line.lineNo}`;
+    const eventKey = id ?? `line:${line.lineNo}`;
     const state: CallState = { tool, input, callId, eventKey, ts, model: this.currentModel(), turnId: this.turnId, line: posOf(line) };
     if (item.kind === 'web_search_call') {
       // Server-side: no output record follows; its own status is the outcome.

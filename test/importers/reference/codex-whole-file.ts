@@ -1,5 +1,7 @@
 // The oracle of the streaming codex parser: the whole-file parser as it was before the importer
-// streamed (src/importers/codex/parser.ts at commit c04471f), unchanged but for its imports.
+// streamed (src/importers/codex/parser.ts at commit c04471f), unchanged but for its imports,
+// and for issue 29: no invented model (UNKNOWN_MODEL) and web_search_call ids taken from their
+// web_search_end events (webSearchIds, written here on its own, not from the importer's code).
 // test/importers/codex-stream.test.ts checks that the streaming parser gives exactly what this gives.
 // Turns one Codex rollout file into toolcanon events: a tool_call per tool call (joined with its
 // output by call_id) and a usage event per change of the cumulative token total. Pure: bytes in,
@@ -37,8 +39,43 @@ import {
 } from '../../../src/importers/codex/types.ts';
 import { isObject, type JsonObject } from '../../../src/importers/json.ts';
 
-/** The model when neither a turn_context nor the session meta names one (ccusage does the same). */
-export const FALLBACK_MODEL = 'gpt-5';
+/** The model when neither a turn_context nor the session meta names one: unknown (''). */
+export const UNKNOWN_MODEL = '';
+
+/**
+ * The ids id-less web_search_call records take (by line): the call_id of the first later
+ * web_search_end whose action is the call's (keys sorted; an end without an action by its
+ * query), not the id of a call that carries one, not given to an earlier call.
+ */
+function webSearchIds(records: readonly { line: RawLine; obj: JsonObject }[]): Map<number, string> {
+  const sorted = (v: unknown): string =>
+    JSON.stringify(v, (_k, val: unknown) => (isObject(val) ? Object.fromEntries(Object.entries(val).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : val));
+  const waiting: { lineNo: number; action: string; query: unknown }[] = [];
+  const taken = new Set<string>();
+  const ids = new Map<number, string>();
+  for (const { line, obj } of records) {
+    const env = readRolloutLine(obj);
+    const item = env?.type === 'response_item' ? env.payload : env === undefined && !('payload' in obj) ? obj : undefined;
+    if (item?.['type'] === 'web_search_call') {
+      const id = item['id'];
+      const action = item['action'];
+      if (typeof id === 'string' && id !== '') taken.add(id);
+      else if (isObject(action)) waiting.push({ lineNo: line.lineNo, action: sorted(action), query: action['query'] });
+    } else if (env?.type === 'event_msg' && env.payload['type'] === 'web_search_end') {
+      const callId = env.payload['call_id'];
+      if (typeof callId !== 'string' || callId === '' || taken.has(callId)) continue;
+      const action = env.payload['action'];
+      const query = env.payload['query'];
+      const at = waiting.findIndex((w) => (isObject(action) ? w.action === sorted(action) : typeof query === 'string' ? w.query === query : true));
+      if (at < 0) continue;
+      const w = waiting.splice(at, 1)[0];
+      if (w === undefined) continue;
+      taken.add(callId);
+      ids.set(w.lineNo, callId);
+    }
+  }
+  return ids;
+}
 
 /** Largest event line the importer writes (envelope.ts; its tests read it from here). */
 export { MAX_EVENT_LINE_BYTES };
@@ -261,6 +298,7 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
     else malformed.addLine(line, read.problem, read.detail);
   }
   const session = findSession(records, path);
+  const wsIds = webSearchIds(records);
 
   const ordered: Ordered[] = [];
   const emit = (line: RawLine, text: string): void => {
@@ -275,7 +313,7 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
   let lastTs = session.ts;
   let previousTotal: TokenUsage | undefined;
   let sessionMetaSeen = false;
-  const currentModel = (): string => model ?? metaModel ?? FALLBACK_MODEL;
+  const currentModel = (): string => model ?? metaModel ?? UNKNOWN_MODEL;
 
   const emitCall = (c: CallState, outcome: { status: 'ok' | 'error' | 'pending'; error?: string; durationMs?: number }, completedBy: RawLine): void => {
     const content = c.output?.content;
@@ -324,9 +362,10 @@ export function parseRollout(path: string, data: Buffer): ParsedFile {
         break;
       }
     }
-    const callId = item.callId ?? '';
+    const id = item.callId ?? (item.kind === 'web_search_call' ? wsIds.get(line.lineNo) : undefined);
+    const callId = id ?? '';
     // A call without an id (some local_shell_call / web_search_call items) is known by its line.
-    const eventKey = item.callId ?? `line:${line.lineNo}`;
+    const eventKey = id ?? `line:${line.lineNo}`;
     const state: CallState = { tool, input, callId, eventKey, ts, model: currentModel(), turnId, line };
     if (item.kind === 'web_search_call') {
       // Server-side: no output record follows; its own status is the outcome.

@@ -23,6 +23,7 @@ import { ConfigError, scrubSecrets } from '../config/secrets.ts';
 import { describeKafkaFailure } from '../kafka/errors.ts';
 import { SinkError } from '../sink/errors.ts';
 import { alreadyStoredLine, storedBeforeImport, storedBeforeReplay, withAlreadyStored } from './resume.ts';
+import { INTERRUPTED_EXIT_CODE, Interrupted, interruptedLine, interruptible } from './interrupt.ts';
 
 const USAGE = `Usage: toolcanon <command> [options]
 
@@ -367,7 +368,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const files = listInputFiles(rest);
       const started = performance.now();
       let alreadyStored = 0;
-      const counts = await withSink(values, async (sink) => {
+      // Ctrl-C: stops at the next write, says what is stored (src/cli/interrupt.ts), exit 130.
+      const counts = await interruptible(io.err, (stop) => withSink(values, (store) => stop.during(store, async (sink) => {
         io.err(`Replaying ${files.length} input(s) into ${sink.description}`);
         alreadyStored = await storedBeforeReplay(sink, files.map((f) => f.path));
         const progress = createProgressBar(io.isTty && !values['no-progress'], files.reduce((n, f) => n + f.bytes, 0));
@@ -376,7 +378,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         } finally {
           progress.done();
         }
-      });
+      }, async (sink) => interruptedLine(await storedBeforeReplay(sink, files.map((f) => f.path)), alreadyStored))));
       io.out(renderRows(withAlreadyStored(summaryRows(counts, performance.now() - started), alreadyStored, 'events_read'), format));
       const resumed = alreadyStoredLine(alreadyStored, counts.eventsRead);
       if (resumed !== undefined) io.err(resumed);
@@ -409,11 +411,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         const { importMachineFrom } = await import('./import-kafka.ts');
         const machine = importMachineFrom(values);
         // One process and one engine for every harness found: start-up is paid once.
-        const results = await withSink(values, async (sink) => {
+        const results = await interruptible(io.err, (stop) => withSink(values, (store) => stop.during(store, async (sink) => {
           const out = [];
           for (const f of found) out.push({ id: f.importer.id, ...(await importInto(sink, f.importer, f.targets, machine, { ...local, requireFiles: false })) });
           return out;
-        });
+        }, async (sink) => interruptedLine(await sink.countStoredFromFiles(found.flatMap((f) => f.importer.listFiles(f.targets))), undefined))));
         io.out(renderRows(results.flatMap((r) => r.rows.map((row) => ({ importer: r.id, ...row }))), format, ['importer', 'metric', 'value']));
         for (const r of results) if (r.resumed !== undefined) io.err(`${r.id}: ${r.resumed}`);
         const problems = results.flatMap((r) => (r.problem === undefined ? [] : [r.problem]));
@@ -431,7 +433,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const { importMachineFrom, runImportToKafka } = await import('./import-kafka.ts');
       const machine = importMachineFrom(values);
       if (values['to-kafka']) return runImportToKafka(importer, targets, values, machine, io, format, limits.redact !== false, values['allow-dead-letters']);
-      const result = await withSink(values, (sink) => importInto(sink, importer, targets, machine, local));
+      const result = await interruptible(io.err, (stop) =>
+        withSink(values, (store) => stop.during(store, (sink) => importInto(sink, importer, targets, machine, local), async (sink) => interruptedLine(await sink.countStoredFromFiles(importer.listFiles(targets)), undefined))),
+      );
       io.out(renderRows(result.rows, format));
       if (result.resumed !== undefined) io.err(result.resumed);
       if (result.problem !== undefined) {
@@ -509,6 +513,11 @@ export async function run(argv: readonly string[]): Promise<void> {
     } else if (error instanceof ConfigError) {
       io.err(`toolcanon: ${error.message}`);
       process.exitCode = 2;
+    } else if (error instanceof Interrupted) {
+      io.err(`toolcanon: ${error.message}`);
+      process.exitCode = INTERRUPTED_EXIT_CODE;
+      // The stopped run ends at its next store call; input it still waits for (stdin) must not hold the process.
+      setTimeout(() => process.exit(), 1_000).unref();
     } else {
       io.err(`toolcanon: ${describeFailure(error)}`);
       if (argv.includes('--verbose') || process.env['DEBUG']) io.err(String((error as Error).stack ?? error));

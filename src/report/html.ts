@@ -12,6 +12,7 @@ import {
   BREACHES_REPORT_SQL,
   DEAD_LETTERS_REPORT_SQL,
   DISCOVERY_BY_MODEL_SQL,
+  DISCOVERY_FUNNEL_SQL,
   DRIFT_REPORT_SQL,
   MCP_REPORT_SQL,
   toolsReportSql,
@@ -109,6 +110,8 @@ export async function collectReportData(sink: ClickHouseSink, options: HtmlRepor
   const drift = await q(DRIFT_REPORT_SQL);
   const mcp = await q(MCP_REPORT_SQL);
   const discovery = await q(DISCOVERY_BY_MODEL_SQL);
+  // The funnel: each step a subset of the step it names; calls without a turn id counted apart.
+  const funnel = await q(DISCOVERY_FUNNEL_SQL);
   const contextRows = await q(CONTEXT_SQL);
   const breachPoints = await q(BREACH_POINTS_SQL);
 
@@ -197,6 +200,7 @@ export async function collectReportData(sink: ClickHouseSink, options: HtmlRepor
     drift,
     mcp,
     discovery,
+    funnel,
     context: [...context.values()],
   };
 }

@@ -7,6 +7,17 @@ export type Row = Readonly<Record<string, unknown>>;
 export const TOOL_REPORT_GROUPINGS = ['tool', 'namespace', 'kind', 'host'] as const;
 export type ToolReportGrouping = (typeof TOOL_REPORT_GROUPINGS)[number];
 
+/**
+ * An MCP call, in every report (tools, mcp, discovery and the HTML page): a tool call of an MCP
+ * server's tool, its server and tool known (namespace mcp; a search meta-tool filed under mcp, or
+ * a name that did not parse, has no server), whatever came of it: ok, failed, pending, or
+ * refused as not in active set. A condition on tool_calls rows.
+ */
+export const MCP_CALL = `namespace = 'mcp' AND mcp_server != '' AND mcp_tool != ''`;
+
+/** The qualified name (`server__tool`) of an MCP call's tool: its tool_name in `report tools`. */
+export const MCP_CALL_TOOL = `concat(mcp_server, '__', mcp_tool)`;
+
 /** Calls per namespace / kind / tool, with errors, MCP and read-only shares. */
 export function toolsReportSql(by: ToolReportGrouping): string {
   const keys = { tool: ['namespace', 'kind', 'tool_name'], namespace: ['namespace'], kind: ['kind'], host: ['host', 'device_id'] }[by];
@@ -17,6 +28,7 @@ export function toolsReportSql(by: ToolReportGrouping): string {
     countIf(read_only) AS read_only_calls,
     round(read_only_calls / calls, 4) AS read_only_share,
     countIf(via = 'use_tool') AS via_use_tool,
+    countIf(${MCP_CALL}) AS mcp_calls,
     countIf(length(flags) > 0) AS flagged,
     countIf(redactions > 0) AS redacted,
     sum(redactions) AS secrets_redacted,
@@ -133,7 +145,7 @@ export const MCP_REPORT_SQL = `WITH
   ),
   calls AS (
     SELECT mcp_server AS server, count() AS calls, countIf(status = 'error') AS errors
-    FROM tool_calls FINAL WHERE namespace = 'mcp' AND mcp_server != '' GROUP BY server
+    FROM tool_calls FINAL WHERE ${MCP_CALL} GROUP BY server
   ),
   servers AS (
     SELECT server FROM (SELECT server FROM lifecycle UNION ALL SELECT server FROM tools UNION ALL SELECT server FROM calls) GROUP BY server
@@ -171,8 +183,8 @@ export type DiscoveryReportGrouping = (typeof DISCOVERY_REPORT_GROUPINGS)[number
  * Discovery per model (SPEC §6): searches per turn (every turn with a tool call counts, so a
  * model that never searches shows 0), how often a turn ran into the budget, the 4th+ searches a
  * harness ran anyway, not-in-active-set refusals and how often the recovery they name followed
- * (search, then a successful call, in the same turn), and the share of MCP calls whose tool an
- * earlier search of the session had listed.
+ * (search, then a successful call, in the same turn), and the share of MCP calls (MCP_CALL, as
+ * `report tools` counts them) whose tool an earlier search of the session had listed.
  */
 export const DISCOVERY_BY_MODEL_SQL = discoveryByKeySql('model');
 
@@ -191,9 +203,9 @@ function discoveryByKeySql(key: 'model' | 'host'): string {
     d.refusals AS not_in_active_set,
     d.recovered AS recovered,
     round(if(d.refusals = 0, 0, d.recovered / d.refusals), 4) AS recovery_rate,
-    d.mcp_calls AS mcp_calls,
-    round(if(d.mcp_calls = 0, 0, d.after_search / d.mcp_calls), 4) AS share_after_search
-  FROM (SELECT model, uniqExact(session_id, agent_id, turn_id) AS turns FROM tool_calls FINAL GROUP BY model) AS t
+    t.mcp_calls AS mcp_calls,
+    round(if(t.mcp_calls = 0, 0, d.after_search / t.mcp_calls), 4) AS share_after_search
+  FROM (SELECT model, uniqExact(session_id, agent_id, turn_id) AS turns, countIf(${MCP_CALL}) AS mcp_calls FROM tool_calls FINAL GROUP BY model) AS t
   LEFT JOIN (
     SELECT model,
       countIf(discovery_kind = 'search') AS searches,
@@ -203,7 +215,6 @@ function discoveryByKeySql(key: 'model' | 'host'): string {
       countIf(has(flags, 'search_budget_exceeded')) AS budget_exceeded,
       countIf(discovery_kind = 'refusal') AS refusals,
       countIf(recovered) AS recovered,
-      countIf(discovery_kind = 'call') AS mcp_calls,
       countIf(after_search) AS after_search
     FROM discovery_events FINAL GROUP BY model
   ) AS d ON d.model = t.model
@@ -211,23 +222,72 @@ function discoveryByKeySql(key: 'model' | 'host'): string {
 }
 
 /**
- * Discovery per MCP tool: how often it was reached through search vs called directly, and the
- * verdict SPEC §6 asks for to decide which tools belong inline: called only after search, never
- * searched for, searched and not found. A search "looked for" a tool when a word of its query is
+ * The discovery funnel of the HTML report, in turns (a session, agent and turn id), so that every
+ * step is a subset of the step it names in `of_step`: turns with a tool call; of those, turns
+ * that searched; of those, turns with an MCP call whose tool a search had listed. And beside
+ * it, of the turns with a tool call: turns with a not-in-active-set refusal; of those, turns
+ * where the named search followed; of those, turns that recovered (a successful call of the tool).
+ * A call without a turn id (Codex rollouts of builds that write none, some imports) cannot be
+ * placed in a turn: `not_placed` counts, per step, the sessions whose calls without a turn id
+ * would have met the step, and `not_placed_harnesses` names their harnesses.
+ */
+export const DISCOVERY_FUNNEL_SQL = `WITH
+  calls AS (SELECT session_id, agent_id, turn_id, any(harness) AS harness FROM tool_calls FINAL GROUP BY session_id, agent_id, turn_id),
+  flags AS (
+    SELECT session_id, agent_id, turn_id,
+      countIf(discovery_kind = 'search') > 0 AS searched,
+      countIf(discovery_kind = 'call' AND after_search) > 0 AS listed_call,
+      countIf(discovery_kind = 'refusal') > 0 AS refused,
+      countIf(discovery_kind = 'refusal' AND recovery_searched) > 0 AS refusal_searched,
+      countIf(discovery_kind = 'refusal' AND recovered) > 0 AS refusal_recovered
+    FROM discovery_events FINAL GROUP BY session_id, agent_id, turn_id
+  ),
+  units AS (
+    SELECT c.turn_id != '' AS placed, c.harness AS harness,
+      ifNull(f.searched, false) AS searched, ifNull(f.listed_call, false) AS listed_call, ifNull(f.refused, false) AS refused,
+      ifNull(f.refusal_searched, false) AS refusal_searched, ifNull(f.refusal_recovered, false) AS refusal_recovered
+    FROM calls AS c LEFT JOIN flags AS f ON f.session_id = c.session_id AND f.agent_id = c.agent_id AND f.turn_id = c.turn_id
+    SETTINGS join_use_nulls = 1
+  ),
+  steps AS (
+    SELECT [
+      tuple('turns with a tool call', '', countIf(placed), countIf(NOT placed), arraySort(groupUniqArrayIf(harness, NOT placed))),
+      tuple('turns that searched', 'turns with a tool call', countIf(placed AND searched), countIf(NOT placed AND searched), arraySort(groupUniqArrayIf(harness, NOT placed AND searched))),
+      tuple('searching turns with an MCP call a search had listed', 'turns that searched', countIf(placed AND searched AND listed_call), countIf(NOT placed AND searched AND listed_call), arraySort(groupUniqArrayIf(harness, NOT placed AND searched AND listed_call))),
+      tuple('turns with a not-in-active-set refusal', 'turns with a tool call', countIf(placed AND refused), countIf(NOT placed AND refused), arraySort(groupUniqArrayIf(harness, NOT placed AND refused))),
+      tuple('refusal turns that searched for the tool', 'turns with a not-in-active-set refusal', countIf(placed AND refusal_searched), countIf(NOT placed AND refusal_searched), arraySort(groupUniqArrayIf(harness, NOT placed AND refusal_searched))),
+      tuple('refusal turns that recovered', 'refusal turns that searched for the tool', countIf(placed AND refusal_recovered), countIf(NOT placed AND refusal_recovered), arraySort(groupUniqArrayIf(harness, NOT placed AND refusal_recovered)))
+    ] AS s FROM units
+  )
+SELECT tupleElement(x, 1) AS step, tupleElement(x, 2) AS of_step, tupleElement(x, 3) AS turns, tupleElement(x, 4) AS not_placed, tupleElement(x, 5) AS not_placed_harnesses
+  FROM steps ARRAY JOIN s AS x`;
+
+/**
+ * Discovery per MCP tool: its MCP calls (MCP_CALL: the figure `report tools` gives the tool),
+ * how many came after a search had listed it, how many were refused as not in active set, the rest
+ * called directly; and the verdict SPEC §6 asks for to decide which tools belong inline: called
+ * only after search (every call that ran), only directly, both, never searched for, searched and
+ * not found, found and never called (a refused call did not run). A search "looked for" a tool when a word of its query is
  * the tool's own name or its qualified name (`deploy_service to staging` looks for
  * `k8s__deploy_service`); it "listed" it when its result named it.
  */
 export const DISCOVERY_BY_TOOL_SQL = `WITH
   d AS (SELECT * FROM discovery_events FINAL),
+  mcp AS (
+    SELECT ${MCP_CALL_TOOL} AS tool, count() AS calls,
+      countIf((session_id, agent_id, event_id) IN (SELECT session_id, agent_id, event_id FROM d WHERE discovery_kind = 'refusal')) AS refused
+    FROM tool_calls FINAL WHERE ${MCP_CALL} GROUP BY tool
+  ),
   known AS (
     SELECT tool FROM (
       SELECT qualified_name AS tool FROM mcp_tool_registrations FINAL WHERE length(flags) = 0
+      UNION ALL SELECT tool FROM mcp
       UNION ALL SELECT called_tool AS tool FROM d WHERE discovery_kind = 'call'
       UNION ALL SELECT arrayJoin(result_tools) AS tool FROM d WHERE discovery_kind = 'search'
     ) GROUP BY tool
   ),
   visibility AS (SELECT qualified_name AS tool, argMax(visibility, ts) AS visibility FROM mcp_tool_registrations FINAL GROUP BY tool),
-  called AS (SELECT called_tool AS tool, count() AS calls, countIf(after_search) AS after_search, countIf(status = 'error') AS errors FROM d WHERE discovery_kind = 'call' GROUP BY tool),
+  called AS (SELECT called_tool AS tool, countIf(after_search) AS after_search FROM d WHERE discovery_kind = 'call' GROUP BY tool),
   searched AS (
     SELECT k.tool AS tool,
       countIf(has(s.result_tools, k.tool)) AS listed,
@@ -246,20 +306,23 @@ export const DISCOVERY_BY_TOOL_SQL = `WITH
 SELECT k.tool AS tool,
     splitByString('__', k.tool)[1] AS server,
     ifNull(visibility.visibility, '') AS visibility,
-    ifNull(called.calls, 0) AS calls,
+    ifNull(mcp.calls, 0) AS calls,
     ifNull(called.after_search, 0) AS calls_after_search,
-    ifNull(called.calls, 0) - ifNull(called.after_search, 0) AS calls_direct,
+    ifNull(mcp.refused, 0) AS calls_refused,
+    greatest(toInt64(calls) - toInt64(calls_after_search) - toInt64(calls_refused), 0) AS calls_direct,
     ifNull(searched.listed, 0) AS listed_by_search,
     ifNull(searched.looked_for, 0) AS looked_for,
     ifNull(refused.refusals, 0) AS not_in_active_set,
     ifNull(refused.recovered, 0) AS recovered,
     multiIf(
-      calls > 0 AND calls_after_search = calls, 'called only after search',
+      calls_direct = 0 AND calls_after_search > 0, 'called only after search',
       looked_for > 0 AND listed_by_search = 0, 'searched and not found',
       listed_by_search = 0 AND looked_for = 0, 'never searched for',
-      calls = 0, 'found, never called',
+      calls_direct = 0 AND calls_after_search = 0, 'found, never called',
+      calls_after_search = 0, 'called only directly',
       'called directly and after search') AS verdict
   FROM known AS k
+  LEFT JOIN mcp ON mcp.tool = k.tool
   LEFT JOIN visibility ON visibility.tool = k.tool
   LEFT JOIN called ON called.tool = k.tool
   LEFT JOIN searched ON searched.tool = k.tool

@@ -234,9 +234,9 @@ export class BatchWriter {
     const b = this.buffer;
     if (output.block) {
       if (!b.toolCalls.addBlock) throw new TypeError('The sink takes no encoded tool-call blocks (toolCallBlockColumns)');
-      const sessions = new Set<string>();
-      for (const item of output.items) if (item.kind === 'row') sessions.add(item.call.session_id);
-      b.toolCalls.addBlock(output.block, sessions);
+      const calls = [];
+      for (const item of output.items) if (item.kind === 'row') calls.push(item.call);
+      b.toolCalls.addBlock(output.block, calls);
     }
     for (const item of output.items) {
       this.counts.eventsRead++;

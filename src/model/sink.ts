@@ -68,10 +68,11 @@ export interface ToolCallBatch {
   /**
    * Rows encoded elsewhere (the decode thread, src/thread/decode.ts) in the columns
    * Sink.toolCallBlockColumns gives: written with the batch, after the rows added before it.
-   * Only a store that gives those columns takes blocks. `sessionIds`: the session of each row
-   * of the block (the store looks up what it already holds of those sessions).
+   * Only a store that gives those columns takes blocks. `calls`: the session and event id of each
+   * row of the block (the store looks up what it already holds of those sessions, and collapses
+   * copies of one event within the batch).
    */
-  addBlock?(block: EncodedBlock, sessionIds: Iterable<string>): void;
+  addBlock?(block: EncodedBlock, calls: Iterable<{ readonly session_id: string; readonly event_id: string }>): void;
   /** Rows added so far. */
   readonly rows: number;
   /** Bytes encoded so far. */

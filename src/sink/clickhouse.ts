@@ -223,12 +223,22 @@ class NativeToolCallBatch implements ToolCallBatch {
   }
   /** The sessions of the rows: what is already stored of them is looked up on insert. */
   readonly sessions = new Set<string>();
+  /** Session and event id of each row, to learn whether the batch holds two copies of one event. */
+  private readonly calls = new Set<string>();
+  /** True when two rows may be copies of one event (their engine then collapses them on insert). */
+  repeats = false;
+  private note(sessionId: string, eventId: string): void {
+    this.sessions.add(sessionId);
+    const key = `${sessionId}\u0000${eventId}`;
+    if (this.calls.has(key)) this.repeats = true;
+    else this.calls.add(key);
+  }
   add(row: ToolCallRow): void {
     this.writer.row(row);
-    this.sessions.add(row.session_id);
+    this.note(row.session_id, row.event_id);
   }
-  addBlock(block: EncodedBlock, sessionIds: Iterable<string>): void {
-    for (const id of sessionIds) this.sessions.add(id);
+  addBlock(block: EncodedBlock, calls: Iterable<{ readonly session_id: string; readonly event_id: string }>): void {
+    for (const c of calls) this.note(c.session_id, c.event_id);
     for (const p of block.parts) {
       this.blocks.push(Buffer.from(p.buffer, p.byteOffset, p.byteLength));
       this.blockBytes += p.byteLength;
@@ -269,6 +279,12 @@ interface StoredFilter {
   readonly storedRank: string;
   readonly scopeColumn: string;
   readonly scope: ReadonlySet<string>;
+  /**
+   * Whether the inserted rows may hold two copies of one key: the engine then collapses them on
+   * insert (optimize_on_insert, by the table's own rule), which costs ~1.5x the insert's time
+   * (bench/insert-unless-stored.ts), so only such a batch pays it.
+   */
+  readonly repeats: boolean;
 }
 
 /**
@@ -276,8 +292,9 @@ interface StoredFilter {
  * 0, a finished one 100000 + its input and output bytes (capped at 99,999). A copy that is more
  * complete than the stored one is written (and replaces it); one that is not, is not.
  */
-function toolCallsUnlessStored(sessions: ReadonlySet<string>): StoredFilter {
+function toolCallsUnlessStored(sessions: ReadonlySet<string>, repeats: boolean): StoredFilter {
   return {
+    repeats,
     key: ['harness', 'session_id', 'event_id'],
     newRank: "if(status = 'pending', 0, 100000 + least(input_bytes + output_bytes, 99999))",
     storedRank: 'intDiv(row_version, 10000000000000)',
@@ -289,7 +306,7 @@ function toolCallsUnlessStored(sessions: ReadonlySet<string>): StoredFilter {
 /**
  * `SELECT columns FROM source` without the rows whose key a stored row holds at the same rank or
  * higher. Rows repeated within the insert are collapsed by the table's engine on insert
- * (optimize_on_insert = 1: the same rule as its merges).
+ * (optimize_on_insert = 1 when the batch has repeats: the same rule as its merges).
  */
 function unlessStoredSelect(table: string, names: string, source: string, f: StoredFilter): string {
   const key = f.key.map((c) => `\`${c}\``).join(', ');
@@ -614,7 +631,7 @@ export class ClickHouseSink implements Sink {
             unless === undefined
               ? { query: `INSERT INTO ${table} (${names}) FROM INFILE ${sqlString(file)} SETTINGS optimize_on_insert = 0, max_partitions_per_insert_block = 0 FORMAT Native` }
               : {
-                  query: `INSERT INTO ${table} (${names}) ${unlessStoredSelect(table, names, `file(${sqlString(file)}, Native)`, unless)} SETTINGS optimize_on_insert = 1, max_partitions_per_insert_block = 0, join_use_nulls = 0`,
+                  query: `INSERT INTO ${table} (${names}) ${unlessStoredSelect(table, names, `file(${sqlString(file)}, Native)`, unless)} SETTINGS optimize_on_insert = ${unless.repeats ? 1 : 0}, max_partitions_per_insert_block = 0, join_use_nulls = 0`,
                   query_params: { scope: [...unless.scope] },
                 },
           );
@@ -637,7 +654,7 @@ export class ClickHouseSink implements Sink {
           clickhouse_settings:
             unless === undefined
               ? { ...CLIENT_INSERT_SETTINGS, input_format_native_allow_types_conversion: 1 }
-              : { ...CLIENT_INSERT_SETTINGS, optimize_on_insert: 1, join_use_nulls: 0, input_format_native_allow_types_conversion: 1 },
+              : { ...CLIENT_INSERT_SETTINGS, optimize_on_insert: unless.repeats ? 1 : 0, join_use_nulls: 0, input_format_native_allow_types_conversion: 1 },
         });
         result.stream.resume();
         await finished(result.stream);
@@ -692,7 +709,7 @@ export class ClickHouseSink implements Sink {
   async writeToolCalls(batch: ToolCallBatch): Promise<void> {
     if (!(batch instanceof NativeToolCallBatch)) throw new TypeError('writeToolCalls takes a batch made by this sink (toolCallBatch)');
     if (batch.rows === 0) return;
-    await this.insertNativeBody('tool_calls', batch.parts(), TOOL_CALL_COLUMNS, toolCallsUnlessStored(batch.sessions));
+    await this.insertNativeBody('tool_calls', batch.parts(), TOOL_CALL_COLUMNS, toolCallsUnlessStored(batch.sessions, batch.repeats));
   }
 
   async writeDeadLetters(rows: readonly DeadLetterRow[]): Promise<void> {

@@ -14,7 +14,7 @@ import { LATEST_SCHEMA_VERSION, MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableReb
 import { SCHEMA_SNAPSHOT } from './schema-snapshot.ts';
 import { encodeTsv } from './tsv.ts';
 import { encodeNative, nativeColumns, NativeWriter, type NativeColumn } from './native.ts';
-import { assertNotBusy, assertSameDataDir, DataDirError, describeEngineFailure, dirIdentity, prepareDataDir, withMetadataIdentity, type DirIdentity } from './datadir.ts';
+import { assertNotBusy, assertSameDataDir, assertTablesReadable, claimEngineStart, DataDirError, describeEngineFailure, dirIdentity, prepareDataDir, withMetadataIdentity, type DirIdentity } from './datadir.ts';
 import { SinkError } from './errors.ts';
 import { describeServerFailure, isRetryable, RETRY_DELAYS_MS, serverSettings, withoutUserName, type RequestKind, type ServerSettings } from './server.ts';
 
@@ -348,12 +348,18 @@ export class ClickHouseSink implements Sink {
       assertNotBusy(target.dir);
       // Loaded only for the embedded engine: it maps a ~500 MB library a server target never needs.
       const [{ createChdbConnection }, { Session }] = await Promise.all([import('chdb/connection'), import('chdb')]);
-      // The first session on a directory starts the process's engine; server settings can only
-      // be given then. The connection below opens a second session on the same engine.
+      // One process at a time starts an engine on a directory (two started at once would both
+      // find it free); a table definition the engine could not parse is said before it starts.
+      const started = await claimEngineStart(target.dir);
       try {
+        assertTablesReadable(target.dir);
+        // The first session on a directory starts the process's engine; server settings can only
+        // be given then. The connection below opens a second session on the same engine.
         engine = new Session(target.dir, { connectionArgs: EMBEDDED_ENGINE_ARGS });
       } catch (error) {
         throw ClickHouseSink.explain(error, place, 1);
+      } finally {
+        started();
       }
       const identity = dirIdentity(target.dir);
       if (identity !== undefined) place.identity = identity;

@@ -2,7 +2,7 @@
 // what a user can fix (a file in the way, no write permission, another process using it) is one
 // line that names the directory and says what to do, not the engine's own message; and failures
 // of the engine while it runs (disk full, directory removed) described the same way.
-import { accessSync, constants, lstatSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { SinkError } from './errors.ts';
 
@@ -289,8 +289,194 @@ export function describeEngineFailure(error: unknown, dir: string): string | und
   if (/No such file or directory|errno: 2\b|ENOENT|filesystem error/i.test(message) && engineFile) {
     return `files of the data directory ${dir} were removed while toolcanon was using it: nothing more was written; run the command again (what a rerun writes twice is stored once), or ${ANOTHER}`;
   }
+  const damaged = describeDamagedPart(message, dir);
+  if (damaged !== undefined) return damaged;
   if (/Failed to create connection for path/i.test(message)) {
-    return `the embedded engine could not open the data directory ${dir} (its own message is above): check that it is a directory this user can write and that no other process uses, or ${ANOTHER}`;
+    // The engine printed why above (its own text); the cases toolcanon can tell, in one line.
+    const holder = lockHolder(dir);
+    if (holder !== undefined && holder.pid !== process.pid) return busyMessage(dir, holder);
+    const definition = damagedDefinition(dir);
+    if (definition !== undefined) return definition;
+    return `the embedded engine could not open the data directory ${dir} (its own message is above; a file it names may be damaged): move the directory aside and run replay or import again to rebuild it, or ${ANOTHER}`;
   }
   return undefined;
+}
+
+/**
+ * Taken while this process starts the engine on `dir`: a file made with O_EXCL, naming this
+ * process. Two processes started at the same instant both find the directory free (no engine
+ * holds its lock yet) and both start an engine; the loser's engine prints its own two lines
+ * about the lock before it fails, and nothing can take them back. With this file only one
+ * starts at a time: the other waits until the engine that started holds the lock, then says
+ * which process uses the directory (assertNotBusy), as for any directory in use.
+ */
+const STARTING_FILE = 'toolcanon.starting';
+
+/** A starting file older than this whose process is gone, or of this very process, is left over from a crash. */
+const STARTING_STALE_MS = 2_000;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errorCode(error) === 'EPERM';
+  }
+}
+
+/**
+ * Waits for this process's turn to start the engine on `dir` (see STARTING_FILE), checking that
+ * no other process holds the directory; returns the function that ends the turn (call it once
+ * the engine holds the directory's lock, or failed to start). Throws a DataDirError when
+ * another process holds the directory, or still starts on it after `timeoutMs`.
+ */
+export async function claimEngineStart(dir: string, timeoutMs = 60_000): Promise<() => void> {
+  const path = join(dir, STARTING_FILE);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    assertNotBusy(dir);
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, 'wx');
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw new DataDirError(`cannot use the data directory ${dir}: ${describeFsError(error)}: ${ANOTHER}`, { cause: error });
+    }
+    if (fd !== undefined) {
+      try {
+        writeSync(fd, `${process.pid}\n`);
+      } finally {
+        closeSync(fd);
+      }
+      assertNotBusy(dir); // a process that started while this one made the file holds it now
+      return () => rmSync(path, { force: true });
+    }
+    // Another process starts its engine on this directory now.
+    let pid: number | undefined;
+    let ageMs = 0;
+    try {
+      pid = Number(readFileSync(path, 'utf8').trim()) || undefined;
+      ageMs = Date.now() - statSync(path).mtimeMs;
+    } catch {
+      continue; // gone meanwhile: try again
+    }
+    const stale = pid === undefined ? ageMs > STARTING_STALE_MS : pid === process.pid || (!processAlive(pid) && ageMs > STARTING_STALE_MS / 10);
+    if (stale) {
+      rmSync(path, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new DataDirError(busyMessage(dir, pid === undefined ? undefined : { pid, command: commandOf(pid), since: undefined }));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 15));
+  }
+}
+
+/**
+ * The table definitions of the engine's databases (`metadata/<db>/<table>.sql`, written by the
+ * engine as `ATTACH TABLE ...`): the engine will not start when one cannot be parsed, and says so
+ * only in lines of its own on stderr. Checked before it starts (a few small files): the first one
+ * that is empty, truncated or not a table definition, in one line naming it and what to do.
+ */
+export function assertTablesReadable(dir: string): void {
+  const line = damagedDefinition(dir);
+  if (line !== undefined) throw new DataDirError(line);
+}
+
+function damagedDefinition(dir: string): string | undefined {
+  const metadata = join(dir, 'metadata');
+  let databases: string[];
+  try {
+    databases = readdirSync(metadata);
+  } catch {
+    return undefined; // no database yet
+  }
+  for (const db of databases) {
+    let files: string[];
+    try {
+      if (!statSync(join(metadata, db)).isDirectory()) continue;
+      files = readdirSync(join(metadata, db));
+    } catch {
+      continue;
+    }
+    for (const f of files) {
+      if (!f.endsWith('.sql')) continue;
+      const file = join(metadata, db, f);
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch (error) {
+        return `the table definition ${file} in the data directory ${dir} cannot be read (${describeFsError(error)}): make it readable, or move the directory aside and run replay or import again to rebuild it, or ${ANOTHER}`;
+      }
+      const problem = definitionProblem(text);
+      if (problem !== undefined) {
+        return `the table definition ${file} in the data directory ${dir} is damaged (${problem}), so the engine cannot start: restore the file from a backup, or move the directory aside (mv ${dir} ${dir}.damaged) and run replay or import again to rebuild it`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Why a metadata file is not a whole `ATTACH TABLE` statement as the engine writes one, or undefined. */
+export function definitionProblem(text: string): string | undefined {
+  if (text.trim() === '') return 'empty';
+  if (!/^ATTACH (?:TABLE|VIEW|MATERIALIZED VIEW|DICTIONARY) /.test(text)) return 'not a table definition';
+  let depth = 0;
+  let quote: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (quote !== undefined) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === "'" || c === '`' || c === '"') quote = c;
+    else if (c === '(') depth++;
+    else if (c === ')' && --depth < 0) return 'unbalanced parentheses';
+    else if (c === '\0') return 'binary bytes in it';
+  }
+  if (quote !== undefined || depth !== 0) return 'truncated';
+  if (/^ATTACH TABLE /.test(text) && !/\bENGINE = /.test(text)) return 'truncated';
+  return undefined;
+}
+
+/** Codes and messages of the engine for a data file whose bytes are not what was written. */
+const DAMAGED_DATA = /Checksum doesn't match|CHECKSUM_DOESNT_MATCH|CORRUPTED_DATA|Cannot decompress|CANNOT_DECOMPRESS|Unknown codec family|LZ4 decompression failed|Cannot read all data|CANNOT_READ_ALL_DATA|ATTEMPT_TO_READ_AFTER_EOF|Too large size \(\d+\) passed to allocator|Unexpected end of file while reading/i;
+
+/** Names a table by the directory of its data (`store/xyz/<uuid>`), from the data/<db>/<table> links. */
+function tableOfStore(dir: string, storeDir: string): string | undefined {
+  const data = join(dir, 'data');
+  try {
+    for (const db of readdirSync(data)) {
+      for (const table of readdirSync(join(data, db))) {
+        try {
+          const target = readlinkSync(join(data, db, table)).replace(/\/+$/, '');
+          if (target.endsWith(storeDir.slice(storeDir.indexOf('/store/') + 1))) return table;
+        } catch {
+          // not a link
+        }
+      }
+    }
+  } catch {
+    // no data folder
+  }
+  return undefined;
+}
+
+/**
+ * One line for a query that read a data part whose files are damaged (a checksum that does not
+ * match, a file cut short): the part, its table and the file, and how to set the part aside so
+ * that the rest reads, then store its rows again. Undefined when the message is not about one.
+ */
+export function describeDamagedPart(message: string, dir: string): string | undefined {
+  if (!DAMAGED_DATA.test(message)) return undefined;
+  const file = /(?:While reading or decompressing|while reading|from file|File) (\/[^\s(),:]+)/i.exec(message)?.[1];
+  const partPath = /while reading from part (\/\S+?)\/? in table/i.exec(message)?.[1] ?? (file === undefined ? undefined : dirname(file));
+  // The engine's own part folders (store/<uuid>/<part>), not a user's file() of user_files/.
+  if (partPath === undefined || !/\/(?:store|data)\//.test(partPath)) return undefined;
+  const part = basename(partPath);
+  const table = /in table [^.\s]+\.([^\s(]+)/.exec(message)?.[1] ?? tableOfStore(dir, dirname(partPath));
+  const what = /Checksum doesn't match|CHECKSUM_DOESNT_MATCH/i.test(message) ? 'its checksum does not match' : /Cannot read all data|CANNOT_READ_ALL_DATA|ATTEMPT_TO_READ_AFTER_EOF|Unexpected end of file/i.test(message) ? 'it is cut short' : 'it cannot be decompressed';
+  const name = file ?? partPath;
+  const detach = table === undefined ? `move the part's folder ${partPath} out of the data directory while no toolcanon runs` : `toolcanon query "ALTER TABLE ${table} DETACH PART '${part}'" --db ${dir}`;
+  return `a data part of the data directory ${dir} is damaged: ${name}${table === undefined ? '' : ` (table ${table}, part ${part})`}: ${what}; set the part aside with ${detach}, then replay or import its sources again to store its rows again (what is stored twice is kept once)`;
 }

@@ -477,6 +477,13 @@
           type === 'int' ? fmtInt(v) : type === 'pct' ? fmtPct(v) : type === 'usd' ? fmtUsd(v) : type === 'duration' ? fmtDuration(v) : type === 'time' ? String(v).slice(0, 16) : String(v);
         var td = el('td', { className: type && !TEXT_TYPES[type] ? 'num' : type === 'id' || type === 'time' || type === 'list' ? type : '', text: text, 'data-label': c[1] });
         if (type === 'id' || (type === 'time' && text !== String(v))) td.title = String(v);
+        if (type === 'list' && text) {
+          // Each item unbroken ("claude-opus-4-5" never split at its hyphens), the list wrapping between them.
+          var items = el('span');
+          text.split(' ').forEach(function (item, k) { if (k) items.appendChild(document.createTextNode(' ')); items.appendChild(el('span', { className: 'item', text: item })); });
+          td.textContent = '';
+          td.appendChild(items);
+        }
         if (type === 'usd' && (v === null || v === undefined)) { td.className += ' flag'; td.title = describeFlags(r.cost_flags); }
         td.setAttribute('data-value', v === null || v === undefined ? '' : String(v));
         tr.appendChild(td);

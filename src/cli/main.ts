@@ -6,7 +6,7 @@ import { CATALOGUE_ROWS, renderCatalogueMarkdown } from '../catalogue/index.ts';
 import { decodeEvent, DEFAULT_LIMITS, type DecodeLimits, type Machine } from '../decode/event.ts';
 import { emptyCounts, replayFiles, type PipelineCounts } from '../pipeline.ts';
 import { ClickHouseSink } from '../sink/clickhouse.ts';
-import { InputError, listInputFiles, openInput, readLines } from '../source/file.ts';
+import { InputError, leaveTornLastLines, listInputFiles, openInput, readLines, tornLinesLine } from '../source/file.ts';
 import { accountingConfig } from './accounting-flags.ts';
 import { checkClickHouseUrl, retentionDays } from './sink-flags.ts';
 import { UsageError, type Io } from './io.ts';
@@ -93,6 +93,9 @@ ${ACCOUNTING_FLAGS}
   --allow-dead-letters       Exit 0 even when most events were dead letters
   --no-redact                Store secrets verbatim (default: redacted; or TOOLCANON_REDACT=0)
   --no-progress              Never draw a progress bar
+  --complete                 The files are complete: read a last line that has no newline too.
+                             Without it that line is left unread (a file still being written,
+                             as import does; the summary counts it); stdin is read to its end
 
 Example:
   toolcanon replay fixtures/ && toolcanon report tools
@@ -182,6 +185,8 @@ const OPTIONS = {
   'no-redact': { type: 'boolean', default: false },
   'retention-days': { type: 'string' },
   'allow-dead-letters': { type: 'boolean', default: false },
+  // replay: the files are complete (an unterminated last line is read too).
+  complete: { type: 'boolean', default: false },
   verbose: { type: 'boolean', default: false },
   prices: { type: 'string' },
   out: { type: 'string' },
@@ -365,7 +370,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   switch (command) {
     case 'replay': {
       if (rest.length === 0) throw new UsageError('replay needs at least one path (a file, a directory, or - for stdin)');
-      const files = listInputFiles(rest);
+      // A last line without its newline is still being written: left for a later run (and
+      // counted), unless --complete says the files are finished. Stdin's end is its end.
+      const listed = listInputFiles(rest);
+      const { files, torn } = values.complete ? { files: listed, torn: [] } : leaveTornLastLines(listed);
       const started = performance.now();
       let alreadyStored = 0;
       // Ctrl-C: stops at the next write, says what is stored (src/cli/interrupt.ts), exit 130.
@@ -379,7 +387,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
           progress.done();
         }
       }, async (sink) => interruptedLine(await storedBeforeReplay(sink, files.map((f) => f.path)), alreadyStored))));
-      io.out(renderRows(withAlreadyStored(summaryRows(counts, performance.now() - started), alreadyStored, 'events_read'), format));
+      const replayRows = withAlreadyStored(summaryRows(counts, performance.now() - started), alreadyStored, 'events_read');
+      if (torn.length > 0) replayRows.splice(replayRows.findIndex((r) => r['metric'] === 'blank_lines_skipped') + 1, 0, { metric: 'torn_last_lines_unread', value: torn.length });
+      io.out(renderRows(replayRows, format));
+      const tornLine = tornLinesLine(torn, '--complete');
+      if (tornLine !== undefined) io.err(tornLine);
       const resumed = alreadyStoredLine(alreadyStored, counts.eventsRead);
       if (resumed !== undefined) io.err(resumed);
       const junk = describeJunk(counts.eventsRead, counts.rowsWritten, counts.deadLettersByReason);

@@ -1,9 +1,9 @@
 // The file source: JSONL files (or directories of them, or stdin as `-`) as lines of raw bytes,
 // each with its origin `file:line`. Lines are split on LF as bytes, before any decoding, so an
 // invalid UTF-8 line still reaches the decoder (and its dead letter) intact.
-import { createReadStream, statSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { walkFiles } from '../util/walk.ts';
 import type { RecordSource } from './record.ts';
 
@@ -16,6 +16,18 @@ export interface SourceLine {
 export interface InputFile {
   /** The path as it will appear in sources (absolute), or '-' for stdin. */
   readonly path: string;
+  /** The bytes that will be read (the file's size, or up to its last newline: leaveTornLastLines). */
+  readonly bytes: number;
+  /** Read no further than this many bytes (set by leaveTornLastLines); undefined: to the end. */
+  readonly limitBytes?: number;
+}
+
+/** An unterminated last line left unread (the file is still being written, or was cut short). */
+export interface TornLine {
+  readonly path: string;
+  /** Where the line starts: just past the file's last newline. */
+  readonly offset: number;
+  /** Its bytes so far. */
   readonly bytes: number;
 }
 
@@ -41,6 +53,63 @@ export function listInputFiles(paths: readonly string[]): InputFile[] {
     else out.push({ path: full, bytes: stat.size });
   }
   return out;
+}
+
+/** Bytes read at a time while looking back for a file's last newline. */
+const TAIL_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * The offset just past the last LF of the file's first `size` bytes (0 when it has none), and
+ * whether what follows it is blank (only spaces, tabs and CRs, or nothing): found by reading
+ * back from the end, so a file is not read twice.
+ */
+function lastNewline(path: string, size: number): { end: number; restBlank: boolean } {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(Math.min(TAIL_CHUNK_BYTES, size));
+    let restBlank = true;
+    for (let to = size; to > 0; ) {
+      const from = Math.max(0, to - buffer.length);
+      const n = readSync(fd, buffer, 0, to - from, from);
+      if (n <= 0) break;
+      for (let i = n - 1; i >= 0; i--) {
+        const b = buffer[i];
+        if (b === 0x0a) return { end: from + i + 1, restBlank };
+        if (b !== 0x20 && b !== 0x09 && b !== 0x0d) restBlank = false;
+      }
+      to = from;
+    }
+    return { end: 0, restBlank };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Replay's reading of files that may still be being written (as import reads them): each
+ * file's last line without a newline yet is left unread (its bytes are not even read), and
+ * returned, so the run can say so; the next replay reads it once it is complete. Stdin is read
+ * to its end: its end is the input's end. A blank tail is read (it is no line). The sizes are
+ * taken now: what is appended meanwhile waits for the next run.
+ */
+export function leaveTornLastLines(files: readonly InputFile[]): { files: InputFile[]; torn: TornLine[] } {
+  const torn: TornLine[] = [];
+  const out = files.map((file): InputFile => {
+    if (file.path === '-' || file.bytes === 0) return file;
+    const { end, restBlank } = lastNewline(file.path, file.bytes);
+    if (end === file.bytes || restBlank) return file;
+    torn.push({ path: file.path, offset: end, bytes: file.bytes - end });
+    return { path: file.path, bytes: end, limitBytes: end };
+  });
+  return { files: out, torn };
+}
+
+/** One line for the torn lines a replay left unread (undefined when none). */
+export function tornLinesLine(torn: readonly TornLine[], flag: string): string | undefined {
+  if (torn.length === 0) return undefined;
+  const first = torn[0] as TornLine;
+  const where = torn.length === 1 ? first.path : `${first.path} and ${torn.length - 1} more file(s)`;
+  return `left unread: ${torn.length} unterminated last line(s) (no newline yet: still being written?), in ${where}; a later replay reads each once its newline is written, or ${flag} reads them as they are`;
 }
 
 /** A problem with what the user asked for (as opposed to a bad event inside an input). */
@@ -90,7 +159,8 @@ function isBlank(line: Uint8Array): boolean {
 }
 
 export function openInput(file: InputFile): Readable {
-  if (file.path !== '-') return createReadStream(file.path, { highWaterMark: 1 << 20 });
+  if (file.limitBytes === 0) return Readable.from([]);
+  if (file.path !== '-') return createReadStream(file.path, { highWaterMark: 1 << 20, ...(file.limitBytes === undefined ? {} : { end: file.limitBytes - 1 }) });
   // bin/toolcanon.mjs hands stdin over on another descriptor (the engine must never see fd 0).
   const fd = process.env['TOOLCANON_STDIN_FD'];
   return fd === undefined ? process.stdin : createReadStream('', { fd: Number(fd), highWaterMark: 1 << 20 });

@@ -57,9 +57,15 @@ describe('tools listed by their own names (no separator)', () => {
     const replay = await cli(['replay', input, '--db', db, '--format', 'json', '--no-progress']);
     expect(replay.code, replay.stderr).toBe(0);
 
-    const q = await cli(['query', 'SELECT server, qualified_name, name_qualified, mcp_server, mcp_tool, flags FROM mcp_tool_registrations FINAL ORDER BY server, qualified_name', '--db', db, '--format', 'json']);
-    expect(q.code, q.stderr).toBe(0);
-    const rows = q.stdout.trim().split('\n').map((l) => JSON.parse(l) as Registration);
+    const query = async (columns: string): Promise<Registration[]> => {
+      const q = await cli(['query', `SELECT ${columns} FROM mcp_tool_registrations FINAL ORDER BY server, qualified_name`, '--db', db, '--format', 'json']);
+      expect(q.code, q.stderr).toBe(0);
+      return q.stdout.trim().split('\n').map((l) => JSON.parse(l) as Registration);
+    };
+    // The columns tables had before: two servers' create_issue are two tools, neither flagged.
+    const before = await query('server, qualified_name, mcp_server, flags');
+    expect(before.filter((r) => r.qualified_name.endsWith('create_issue') && r.flags.length === 0).map((r) => r.qualified_name)).toEqual(['github__create_issue', 'gitlab__create_issue', 'jira__create_issue']);
+    const rows = await query('server, qualified_name, name_qualified, mcp_server, mcp_tool, flags');
     expect(rows).toEqual([
       { server: 'github', qualified_name: 'github__create_issue', name_qualified: true, mcp_server: 'github', mcp_tool: 'create_issue', flags: [] },
       { server: 'github', qualified_name: 'github__list_repos', name_qualified: true, mcp_server: 'github', mcp_tool: 'list_repos', flags: [] },

@@ -93,9 +93,9 @@
     return text.slice(0, lo) + '…';
   }
   /**
-   * A category label that fits in about 40 % of the chart's width: as is, or on two lines split at
-   * spaces (a tool's "(namespace)" goes to the second line), each line cut with an ellipsis if it
-   * is still too long. The tooltip keeps the whole label.
+   * A category label that fits in about 40 % of the chart's width: as is, or on up to three lines
+   * split at spaces (a tool's "(namespace)" goes to the next line), each line cut with an ellipsis
+   * if it is still too long. The tooltip keeps the whole label.
    */
   function fitLabel(scale, text) {
     text = String(text);
@@ -106,7 +106,7 @@
     var lines = [words[0]];
     for (var i = 1; i < words.length; i++) {
       var joined = lines[lines.length - 1] + ' ' + words[i];
-      if (lines.length === 2 || textWidth(joined, font) <= max) lines[lines.length - 1] = joined;
+      if (lines.length === 3 || textWidth(joined, font) <= max) lines[lines.length - 1] = joined;
       else lines.push(words[i]);
     }
     lines = lines.map(function (l) { return ellipsis(l, max, font); });

@@ -10,7 +10,10 @@
 #   start      resolve the classpath if needed, format fresh storage, start the broker in
 #              the background, wait until it serves metadata, print KAFKA_BROKERS=host:port.
 #              Idempotent: if this checkout's broker is already running, says so, exits 0.
-#   stop       SIGTERM, wait up to 30 s, then SIGKILL. Exits 0 if it was not running.
+#   stop       SIGTERM, wait up to 30 s, then SIGKILL. Exits 0 if it was not running. Then
+#              stops the OTLP receiver the export tests start (scripts/otlp-receiver.sh stop),
+#              so `npm run kafka:stop` leaves no test service of this checkout but the
+#              ClickHouse server (`npm run clickhouse:stop`).
 #   status     exits 0 if running (and prints KAFKA_BROKERS=...), 3 if not.
 #   classpath  resolve (if needed) and print the classpath, one jar per line.
 #
@@ -256,7 +259,11 @@ cmd_classpath() {
 
 case "${1:-}" in
   start) with_lock cmd_start ;;
-  stop) with_lock cmd_stop ;;
+  stop)
+    with_lock cmd_stop
+    # The tests' other JVM: the OTLP receiver of test/export (its own script, lock and pid file).
+    bash "$ROOT/scripts/otlp-receiver.sh" stop
+    ;;
   status) cmd_status ;;
   classpath) with_lock cmd_classpath ;;
   *)

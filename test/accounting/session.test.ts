@@ -1,6 +1,6 @@
 // Per-session context accounting over the compaction fixture (SPEC §4-§5, issue 4).
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ModelTable } from '../../src/accounting/models.ts';
 import { ContextAccountant, type AccountingConfig } from '../../src/accounting/session.ts';
 import type { BreachRow, TokenUsageRow } from '../../src/model/usage.ts';
@@ -181,10 +181,12 @@ describe('subagents', () => {
 
 describe('model table overrides', () => {
   it('reads a user table laid over the shipped one, and refuses a malformed one with the file named', async () => {
-    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
-    const dir = mkdtempSync(join(tmpdir(), 'models-'));
+    const dir = mkdtempSync(join(tmpdir(), 'toolcanon-models-'));
+    // Removed however the test ends: the tests leave nothing in the temp directory (issue 29).
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const good = join(dir, 'good.json');
     writeFileSync(good, JSON.stringify({ 'mystery-9': 64_000, 'grok-4': 131_072 }));
     const table = ModelTable.withOverrides(good);

@@ -3,10 +3,10 @@
 // end, and the three sources (file lines, a Kafka batch, an importer's reading through
 // readImport) hand their records in order. The targets here are in-memory recorders: what is
 // under test is the loop, not a data layer (the database and the broker have their own tests).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { batchRecords, type TopicPosition } from '../../src/kafka/batch-source.ts';
 import type { ConsumedRecord } from '../../src/kafka/client.ts';
 import { fileLines, listInputFiles } from '../../src/source/file.ts';
@@ -87,6 +87,8 @@ describe('the drive loop', () => {
 
   it('file lines: every non-blank line at file:line, files in order', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'toolcanon-drive-'));
+    // Removed however the test ends: the tests leave nothing in the temp directory (issue 29).
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, 'a.jsonl'), '{"n":1}\n\n{"n":2}\n');
     writeFileSync(join(dir, 'b.jsonl'), '{"n":3}');
     let blank = 0;

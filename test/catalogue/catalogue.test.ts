@@ -92,10 +92,10 @@ describe('derived lists', () => {
     expect(Object.keys(MCP_INPUT_NAMES).sort()).toEqual([...CANONICAL_FIELDS].sort());
   });
 
-  it("the README's catalogue table is the one derived from the rows", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const match = /<!-- catalogue:start -->\n([\s\S]*?)\n<!-- catalogue:end -->/.exec(readme);
-    expect(match, 'README has no catalogue markers').not.toBeNull();
+  it("docs/catalogue.md's table is the one derived from the rows", () => {
+    const page = readFileSync(new URL('../../docs/catalogue.md', import.meta.url), 'utf8');
+    const match = /<!-- catalogue:start -->\n([\s\S]*?)\n<!-- catalogue:end -->/.exec(page);
+    expect(match, 'docs/catalogue.md has no catalogue markers').not.toBeNull();
     expect(match?.[1]).toBe(renderCatalogueMarkdown());
   });
 });

@@ -14,7 +14,7 @@ import { LATEST_SCHEMA_VERSION, MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableReb
 import { SCHEMA_SNAPSHOT } from './schema-snapshot.ts';
 import { encodeTsv } from './tsv.ts';
 import { encodeNative, nativeColumns, NativeWriter, type NativeColumn } from './native.ts';
-import { assertNotBusy, assertSameDataDir, assertTablesReadable, claimEngineStart, DataDirError, describeEngineFailure, dirIdentity, prepareDataDir, withMetadataIdentity, type DirIdentity } from './datadir.ts';
+import { assertNotBusy, assertSameDataDir, assertTablesReadable, claimEngineStart, DataDirError, describeEngineFailure, describePartsSetAside, dirIdentity, partsSetAside, prepareDataDir, withMetadataIdentity, type DirIdentity } from './datadir.ts';
 import { SinkError } from './errors.ts';
 import { describeServerFailure, isRetryable, RETRY_DELAYS_MS, serverSettings, withoutUserName, type RequestKind, type ServerSettings } from './server.ts';
 
@@ -341,6 +341,8 @@ export class ClickHouseSink implements Sink {
     let chdb: ChdbRawInsert | undefined;
     let engine: { close(): void } | undefined;
     let place: SinkPlace;
+    /** What the engine did unasked as it started (see notices). */
+    const startNotices: string[] = [];
     if (target.kind === 'embedded') {
       place = { kind: 'embedded', dir: target.dir };
       // Checked before the engine starts: its own messages for these are a dump on stderr.
@@ -353,9 +355,12 @@ export class ClickHouseSink implements Sink {
       const started = await claimEngineStart(target.dir);
       try {
         assertTablesReadable(target.dir);
+        // The engine sets a damaged part aside as it starts, without a word: said in a notice.
+        const setAsideBefore = partsSetAside(target.dir);
         // The first session on a directory starts the process's engine; server settings can only
         // be given then. The connection below opens a second session on the same engine.
         engine = new Session(target.dir, { connectionArgs: EMBEDDED_ENGINE_ARGS });
+        startNotices.push(...describePartsSetAside(target.dir, setAsideBefore, partsSetAside(target.dir)));
       } catch (error) {
         throw ClickHouseSink.explain(error, place, 1);
       } finally {
@@ -399,6 +404,7 @@ export class ClickHouseSink implements Sink {
       });
     }
     const sink = new ClickHouseSink(client, describeTarget(target), chdb, engine, place);
+    sink.notices.push(...startNotices);
     try {
       if (place.kind === 'server') await sink.ensureServerDatabase(target.kind === 'server' ? target.url : '', migrate.createDatabase !== false);
       await sink.migrate(migrate);

@@ -480,3 +480,49 @@ export function describeDamagedPart(message: string, dir: string): string | unde
   const detach = table === undefined ? `move the part's folder ${partPath} out of the data directory while no toolcanon runs` : `toolcanon query "ALTER TABLE ${table} DETACH PART '${part}'" --db ${dir}`;
   return `a data part of the data directory ${dir} is damaged: ${name}${table === undefined ? '' : ` (table ${table}, part ${part})`}: ${what}; set the part aside with ${detach}, then replay or import its sources again to store its rows again (what is stored twice is kept once)`;
 }
+
+/**
+ * The parts the engine set aside as damaged when it started (`data/<db>/<table>/detached/
+ * broken-on-start_<part>`): it does so without a word, and their rows are no longer read.
+ */
+export function partsSetAside(dir: string): Set<string> {
+  const found = new Set<string>();
+  const data = join(dir, 'data');
+  let databases: string[];
+  try {
+    databases = readdirSync(data);
+  } catch {
+    return found;
+  }
+  for (const db of databases) {
+    let tables: string[] = [];
+    try {
+      tables = readdirSync(join(data, db));
+    } catch {
+      continue;
+    }
+    for (const table of tables) {
+      try {
+        for (const entry of readdirSync(join(data, db, table, 'detached'))) {
+          if (entry.startsWith('broken-on-start_')) found.add(join(data, db, table, 'detached', entry));
+        }
+      } catch {
+        // no detached/ folder
+      }
+    }
+  }
+  return found;
+}
+
+/** One line for each part the engine set aside while it started now (in `after`, not in `before`). */
+export function describePartsSetAside(dir: string, before: ReadonlySet<string>, after: ReadonlySet<string>): string[] {
+  const lines: string[] = [];
+  for (const path of after) {
+    if (before.has(path)) continue;
+    const table = basename(dirname(dirname(path)));
+    lines.push(
+      `warning: a data part of table ${table} in the data directory ${dir} was damaged: the engine set it aside as it started (${path}) and its rows are no longer read; replay or import their sources again to store them again (what is stored twice is kept once), then delete that folder`,
+    );
+  }
+  return lines;
+}

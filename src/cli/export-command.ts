@@ -1,6 +1,8 @@
 // `toolcanon export otlp`: flags, the run and its summary (the export itself is src/export/otlp.ts).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ClickHouseSink } from '../sink/clickhouse.ts';
+import { existingDatabase } from './database.ts';
+import { parseArgsUsageError } from './suggest.ts';
 import { checkClickHouseUrl } from './sink-flags.ts';
 import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat } from './format.ts';
@@ -59,7 +61,7 @@ export async function runExportCommand(args: readonly string[], io: Io): Promise
   try {
     parsed = parseArgs({ args: [...args], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw parseArgsUsageError(error, OPTIONS, 'export');
   }
   const { values, positionals } = parsed;
   if (values.help) {
@@ -93,7 +95,9 @@ export async function runExportCommand(args: readonly string[], io: Io): Promise
   if (values.clickhouse !== undefined) checkClickHouseUrl(values.clickhouse, '--clickhouse');
   else if (process.env['TOOLCANON_CLICKHOUSE_URL']) checkClickHouseUrl(process.env['TOOLCANON_CLICKHOUSE_URL'], '$TOOLCANON_CLICKHOUSE_URL');
 
-  const sink = await ClickHouseSink.open({ db: values.db, clickhouseUrl: values.clickhouse });
+  // Export only reads: a database that is not there is said, never created.
+  existingDatabase(values);
+  const sink = await ClickHouseSink.open({ db: values.db, clickhouseUrl: values.clickhouse }, { createDatabase: false });
   const summary = emptySummary();
   const started = performance.now();
   let failure: string | undefined;

@@ -18,6 +18,7 @@ import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './forma
 import { accountingConfig } from './accounting-flags.ts';
 import { UsageError, type Io } from './io.ts';
 import { checkClickHouseUrl, retentionDays } from './sink-flags.ts';
+import { parseArgsUsageError } from './suggest.ts';
 
 const D = WORKER_DEFAULTS;
 
@@ -135,11 +136,11 @@ const PRODUCE_OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies ParseArgsConfig['options'];
 
-function parse<O extends ParseArgsConfig['options']>(args: readonly string[], options: O) {
+function parse<O extends ParseArgsConfig['options']>(args: readonly string[], options: O, command: string) {
   try {
     return parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw parseArgsUsageError(error, options ?? {}, command);
   }
 }
 
@@ -202,7 +203,7 @@ export function parseConsumeArgs(args: readonly string[]): {
   log?: { level: string | undefined; format: string | undefined };
   help: boolean;
 } {
-  const { values, positionals } = parse(args, CONSUME_OPTIONS);
+  const { values, positionals } = parse(args, CONSUME_OPTIONS, 'consume');
   if (values.help) return { config: undefined as unknown as WorkerConfig, db: undefined, clickhouse: undefined, format: 'table', help: true };
   if (positionals.length) throw new UsageError(`consume takes no positional arguments, got ${JSON.stringify(positionals[0])}`);
   const topic = topicFrom(values.topic, 'consume');
@@ -341,7 +342,7 @@ export async function runConsumeCommand(args: readonly string[], io: Io): Promis
 }
 
 export async function runProduceCommand(args: readonly string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, PRODUCE_OPTIONS);
+  const { values, positionals } = parse(args, PRODUCE_OPTIONS, 'produce');
   if (values.help) {
     io.out(PRODUCE_USAGE);
     return 0;

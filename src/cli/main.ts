@@ -13,8 +13,11 @@ import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { createProgressBar } from './progress.ts';
 import { rateRows, storedRows } from './summary.ts';
-import { checkGrouping, findReport, REPORTS, reportsHelp } from './report-commands.ts';
+import { checkGrouping, findReport, REPORTS, reportScope, reportsHelp } from './report-commands.ts';
 import { ScopeError } from '../report/scope.ts';
+import { didYouMean, parseArgsUsageError } from './suggest.ts';
+import { describeQueryError, QueryError } from './query-error.ts';
+import { OutFileError } from './out-file.ts';
 import { IMPORTER_IDS, type Importer } from '../importers/types.ts';
 import { isImporterId, loadImporter } from '../importers/registry.ts';
 import { runImport, type ImportSummary } from '../importers/run.ts';
@@ -22,6 +25,7 @@ import { importProblem } from '../importers/verdict.ts';
 import { ConfigError, scrubSecrets } from '../config/secrets.ts';
 import { describeKafkaFailure } from '../kafka/errors.ts';
 import { SinkError } from '../sink/errors.ts';
+import { existingDatabase, NoDatabaseError } from './database.ts';
 import { alreadyStoredLine, storedBeforeImport, storedBeforeReplay, withAlreadyStored } from './resume.ts';
 import { INTERRUPTED_EXIT_CODE, Interrupted, interruptedLine, interruptible } from './interrupt.ts';
 
@@ -144,10 +148,14 @@ Options:
 ${SINK_FLAGS}
   --prices FILE              JSON { "model": { input, cache_read, cache_write, output, reasoning? } },
                              USD per million tokens, laid over the shipped price table
-  --out FILE                 html: where to write the page (default toolcanon-report.html)
-  --since DAY, --until DAY   html: first and last day included, YYYY-MM-DD (UTC)
-  --harness H                html: one harness only
-  --host H                   every report: one machine's rows only (the rows' host; '' = unknown)
+  --out FILE                 html: where to write the page (default toolcanon-report.html; its
+                             folder must exist)
+  --since DAY, --until DAY   first and last day included, YYYY-MM-DD (UTC)
+  --harness H                one harness only
+  --host H                   one machine's rows only (the rows' host; '' = unknown)
+                             Every report honours these four, except dead-letters: --host only (a
+                             dead letter has no event time or harness); a flag a report does not
+                             take exits 2. The database must exist (run replay or import first).
 
 Example:
   toolcanon report tools --by namespace --format csv
@@ -156,13 +164,16 @@ Example:
   query: `Usage: toolcanon query "<SQL>" [options]
 
 Runs one SQL statement against the analytics tables and prints its rows. 64-bit integers are
-JSON numbers up to 2^53 and strings beyond (exact).
+JSON numbers up to 2^53 and strings beyond (exact). Reads deduplicated data: the statement runs
+with the setting final = 1 (FINAL on every table read), so a file replayed twice counts once.
+SQL the engine refuses exits 1 with its message and the position marked. The database must
+exist (run replay or import first); the one used is named on stderr.
 
 Options:
 ${SINK_FLAGS}
 
 Example:
-  toolcanon query "SELECT harness, count() FROM tool_calls FINAL GROUP BY harness"`,
+  toolcanon query "SELECT harness, count() FROM tool_calls GROUP BY harness"`,
   catalogue: `Usage: toolcanon catalogue [--format table|json|csv]
 
 Prints the tool catalogue: one row per tool and family (table: the README's Markdown table).
@@ -206,6 +217,40 @@ const OPTIONS = {
   version: { type: 'boolean', short: 'V', default: false },
 } as const satisfies ParseArgsConfig['options'];
 
+
+/** The commands, as typed (for "did you mean"). */
+const COMMANDS = ['replay', 'import', 'validate', 'report', 'query', 'consume', 'produce', 'export', 'catalogue', 'help', 'version'] as const;
+
+type OptionName = keyof typeof OPTIONS;
+/** Flags every command takes. */
+const ANY_COMMAND: readonly OptionName[] = ['format', 'help', 'version', 'verbose'];
+const SINK: readonly OptionName[] = ['db', 'clickhouse', 'retention-days'];
+const WRITE: readonly OptionName[] = [...SINK, 'threshold-pct', 'headroom-tokens', 'models', 'max-event-bytes', 'max-depth', 'no-progress', 'no-redact', 'allow-dead-letters'];
+/**
+ * The flags each command of this parser takes besides ANY_COMMAND: one given to a command that
+ * would ignore it (`query --since`, `replay --by`) is refused, exit 2, before any work.
+ */
+const COMMAND_FLAGS: Readonly<Record<string, readonly OptionName[]>> = {
+  replay: [...WRITE, 'complete'],
+  import: [...WRITE, 'host', 'device-id', 'state-dir', 'to-kafka', 'brokers', 'topic', 'dlq-topic', 'partitions'],
+  validate: ['max-event-bytes', 'max-depth', 'no-redact'],
+  // Which of these a report takes is its declaration's (report-commands.ts, checked there).
+  report: [...SINK, 'by', 'prices', 'out', 'since', 'until', 'harness', 'host'],
+  query: SINK,
+  catalogue: [],
+};
+
+function checkCommandFlags(command: string, values: Readonly<Record<string, unknown>>): void {
+  const takes = COMMAND_FLAGS[command];
+  if (takes === undefined) return;
+  for (const name of Object.keys(OPTIONS) as OptionName[]) {
+    const option = OPTIONS[name] as { readonly default?: unknown };
+    const value = values[name];
+    if (value === undefined || value === option.default || ANY_COMMAND.includes(name) || takes.includes(name)) continue;
+    const hint = command === 'query' && ['since', 'until', 'harness', 'host'].includes(name) ? ' (put the condition in the SQL: WHERE …)' : '';
+    throw new UsageError(`${command} takes no --${name}${hint}`);
+  }
+}
 
 function positiveInt(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -289,8 +334,29 @@ async function importInto(
   return { rows, resumed, problem, filesSeen: summary.filesSeen };
 }
 
-async function withSink<T>(values: { db?: string | undefined; clickhouse?: string | undefined; 'retention-days'?: string | undefined }, run: (sink: ClickHouseSink) => Promise<T>): Promise<T> {
-  const sink = await ClickHouseSink.open({ db: values.db, clickhouseUrl: values.clickhouse, retentionDays: retentionDays(values['retention-days']) });
+type SinkValues = { db?: string | undefined; clickhouse?: string | undefined; 'retention-days'?: string | undefined };
+
+/**
+ * A command that only reads (report, query): the embedded database must exist already (a
+ * directory holding the engine's tables); it is never created. A server's database is the
+ * server's business. The database used is named on stderr (stdout stays the command's output).
+ */
+async function withExistingSink<T>(values: SinkValues, io: Io, run: (sink: ClickHouseSink) => Promise<T>): Promise<T> {
+  const line = existingDatabase(values);
+  return withSink(
+    values,
+    async (sink) => {
+      io.err(line);
+      return run(sink);
+    },
+    false,
+  );
+}
+
+/** `createDatabase` false: a server database that does not exist is an error, not created (a command that only reads). */
+async function withSink<T>(values: SinkValues, run: (sink: ClickHouseSink) => Promise<T>, createDatabase = true): Promise<T> {
+  const sink = await ClickHouseSink.open({ db: values.db, clickhouseUrl: values.clickhouse, retentionDays: retentionDays(values['retention-days']) }, { createDatabase });
+  for (const notice of sink.notices) process.stderr.write(`toolcanon: ${notice}\n`);
   try {
     return await run(sink);
   } finally {
@@ -337,7 +403,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw parseArgsUsageError(error, OPTIONS);
   }
   const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
@@ -355,7 +421,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     io.out(USAGE);
     return command === undefined && !values.help ? 2 : 0;
   }
-  // Every flag is checked before any work starts.
+  // Every flag is checked before any work starts: a command given a flag it does not take says so.
+  if (command !== undefined) checkCommandFlags(command, values);
   const format = parseFormat(values.format);
   const limits: DecodeLimits = {
     maxEventBytes: positiveInt('max-event-bytes', values['max-event-bytes'], DEFAULT_LIMITS.maxEventBytes),
@@ -486,13 +553,22 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const report = findReport(what);
       if (extra.length) throw new UsageError(`report ${report.name} takes no argument, got ${JSON.stringify(extra[0])}`);
       checkGrouping(report, values.by);
-      await report.run({ by: values.by, format, flags: values, io, withSink: (run) => withSink(values, run) });
+      const scope = reportScope(report, values);
+      await report.run({ by: values.by, format, flags: values, scope, io, withSink: (run) => withExistingSink(values, io, run) });
       return 0;
     }
     case 'query': {
       const [sql, ...extra] = rest;
       if (sql === undefined || extra.length) throw new UsageError('query takes exactly one SQL argument (quote it)');
-      const rows = await withSink(values, (sink) => sink.queryDisplayRows(sql));
+      const rows = await withExistingSink(values, io, async (sink) => {
+        try {
+          // final = 1: FINAL on every table read, so plain SQL counts each event once.
+          return await sink.queryDisplayRows(sql, { final: 1 });
+        } catch (error) {
+          if (error instanceof SinkError) throw error;
+          throw describeQueryError(error, sql) ?? error;
+        }
+      });
       io.out(renderRows(rows, format));
       return 0;
     }
@@ -501,7 +577,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       else io.out(renderRows(catalogueRecords(), format));
       return 0;
     default:
-      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+      throw new UsageError(`unknown command ${JSON.stringify(command)}${didYouMean(command, COMMANDS)}`);
   }
 }
 
@@ -519,7 +595,7 @@ export async function run(argv: readonly string[]): Promise<void> {
     if (error instanceof UsageError || error instanceof ScopeError) {
       io.err(`toolcanon: ${error.message}\nRun 'toolcanon --help' for usage.`);
       process.exitCode = 2;
-    } else if (error instanceof InputError) {
+    } else if (error instanceof InputError || error instanceof NoDatabaseError || error instanceof QueryError || error instanceof OutFileError) {
       io.err(`toolcanon: ${error.message}`);
       process.exitCode = 1;
     } else if (error instanceof ConfigError) {

@@ -17,7 +17,8 @@ import {
   toolsReportSql,
   type ToolReportGrouping,
 } from '../report/sql.ts';
-import { applyScope, parseHost, type ReportScope } from '../report/scope.ts';
+import { applyScope, parseDay, parseHarness, parseHost, SCOPE_FLAGS, type ReportScope, type ScopeFlag } from '../report/scope.ts';
+import { didYouMean } from './suggest.ts';
 
 /** The flags a report may read (already parsed by the command line). */
 export interface ReportFlags {
@@ -30,16 +31,41 @@ export interface ReportFlags {
   readonly host?: string | undefined;
 }
 
-/** The scope every report takes (--host); html takes --since, --until and --harness as well. */
-function hostScope(flags: ReportFlags): ReportScope {
-  return flags.host === undefined ? {} : { host: parseHost(flags.host) };
+/** A flag a report may take besides --by. */
+export type ReportFlag = ScopeFlag | 'prices' | 'out';
+export const REPORT_FLAGS: readonly ReportFlag[] = [...SCOPE_FLAGS, 'prices', 'out'];
+
+/**
+ * The scope of a run from the flags, checked before any work: a flag the report does not take
+ * is a usage error (never silently ignored), a bad day or harness a ScopeError (exit 2 both).
+ */
+export function reportScope(d: ReportDeclaration, flags: ReportFlags): ReportScope {
+  const takes = d.flags ?? SCOPE_FLAGS;
+  for (const f of REPORT_FLAGS) {
+    if (flags[f] !== undefined && !takes.includes(f)) {
+      throw new UsageError(`report ${d.name} takes no --${f}${d.refuses === undefined ? '' : ` (${d.refuses})`}${takes.length ? `; it takes ${takes.map((t) => `--${t}`).join(', ')}` : ''}`);
+    }
+  }
+  const scope: ReportScope = {
+    since: flags.since === undefined ? undefined : parseDay(flags.since, '--since'),
+    until: flags.until === undefined ? undefined : parseDay(flags.until, '--until'),
+    harness: flags.harness === undefined ? undefined : parseHarness(flags.harness),
+    host: flags.host === undefined ? undefined : parseHost(flags.host),
+  };
+  if (scope.since !== undefined && scope.until !== undefined && scope.since > scope.until) throw new UsageError(`--since ${scope.since} is after --until ${scope.until}`);
+  return scope;
 }
+
+/** A report's SQL with the run's scope; a table the scope cannot apply to fails (see applyScope). */
+const scoped = (sql: string, r: ReportRun): string => applyScope(sql, r.scope, { strict: true });
 
 export interface ReportRun {
   /** The `--by` value, checked against the declaration's groupings (undefined: the default). */
   readonly by: string | undefined;
   readonly format: OutputFormat;
   readonly flags: ReportFlags;
+  /** The rows in scope (--since, --until, --harness, --host), checked by reportScope. */
+  readonly scope: ReportScope;
   readonly io: Io;
   /** Opens the sink (embedded or server, from the command line's flags) for the report's queries. */
   withSink<T>(run: (sink: ClickHouseSink) => Promise<T>): Promise<T>;
@@ -51,17 +77,22 @@ export interface ReportDeclaration {
   readonly groupings?: readonly string[];
   /** Options besides `--by`, as shown in the usage line (e.g. `[--out FILE]`). */
   readonly options?: string;
+  /** The flags it takes besides --by (default: every scope flag); any other is refused (exit 2). */
+  readonly flags?: readonly ReportFlag[];
+  /** Why it refuses the scope flags it does not take, said with the refusal. */
+  readonly refuses?: string;
   /** Help lines for `toolcanon --help` (the first is also the line of `report --help`). */
   readonly help: readonly string[];
   run(r: ReportRun): Promise<void>;
 }
 
 /** A report of one query, printed in the chosen format. */
-function sqlReport(name: string, sql: string, help: readonly string[]): ReportDeclaration {
+function sqlReport(name: string, sql: string, help: readonly string[], more: Pick<ReportDeclaration, 'flags' | 'refuses'> = {}): ReportDeclaration {
   return {
     name,
     help,
-    run: async (r) => r.io.out(renderRows(await r.withSink((sink) => sink.queryDisplayRows(applyScope(sql, hostScope(r.flags)))), r.format)),
+    ...more,
+    run: async (r) => r.io.out(renderRows(await r.withSink((sink) => sink.queryDisplayRows(scoped(sql, r))), r.format)),
   };
 }
 
@@ -72,13 +103,14 @@ export const REPORTS: readonly ReportDeclaration[] = [
     help: ['Calls per namespace / kind / tool, errors, read-only share,', 'calls through use_tool, flagged and redacted rows, bytes'],
     run: async (r) => {
       const by = (r.by ?? 'tool') as ToolReportGrouping;
-      r.io.out(renderRows(await r.withSink((sink) => sink.queryDisplayRows(applyScope(toolsReportSql(by), hostScope(r.flags)))), r.format));
+      r.io.out(renderRows(await r.withSink((sink) => sink.queryDisplayRows(scoped(toolsReportSql(by), r))), r.format));
     },
   },
   {
     name: 'usage',
     groupings: ['session', 'day', 'model', 'host'],
     options: '[--prices FILE]',
+    flags: [...SCOPE_FLAGS, 'prices'],
     help: [
       'Observed tokens per harness / model / day (or per session, day, model),',
       'by kind, beside estimates, with cost_usd from the price table (null and',
@@ -89,7 +121,7 @@ export const REPORTS: readonly ReportDeclaration[] = [
       const { PriceTable } = await import('../cost/prices.ts');
       const { usageReportRows } = await import('../report/usage.ts');
       const prices = PriceTable.withOverrides(r.flags.prices);
-      const rows = await r.withSink((sink) => usageReportRows(sink, (r.by ?? 'harness_model_day') as Parameters<typeof usageReportRows>[1], prices, hostScope(r.flags)));
+      const rows = await r.withSink((sink) => usageReportRows(sink, (r.by ?? 'harness_model_day') as Parameters<typeof usageReportRows>[1], prices, r.scope));
       r.io.out(renderRows(rows, r.format));
     },
   },
@@ -107,50 +139,46 @@ export const REPORTS: readonly ReportDeclaration[] = [
       'recoveries per model; per tool: reached through search or directly',
     ],
     run: async (r) => {
-      const scope = hostScope(r.flags);
       await r.withSink(async (sink) => {
         if (r.by === 'host') {
-          r.io.out(renderRows(await sink.queryDisplayRows(applyScope(DISCOVERY_BY_HOST_SQL, scope)), r.format));
+          r.io.out(renderRows(await sink.queryDisplayRows(scoped(DISCOVERY_BY_HOST_SQL, r)), r.format));
           return;
         }
         // Both tables unless one is asked for; machine formats get one table (per model by default).
         const both = r.by === undefined && r.format === 'table';
         if (both || r.by !== 'tool') {
           if (both) r.io.out('Discovery per model');
-          r.io.out(renderRows(await sink.queryDisplayRows(applyScope(DISCOVERY_BY_MODEL_SQL, scope)), r.format));
+          r.io.out(renderRows(await sink.queryDisplayRows(scoped(DISCOVERY_BY_MODEL_SQL, r)), r.format));
         }
         if (both || r.by === 'tool') {
           if (both) r.io.out('\nDiscovery per MCP tool');
-          r.io.out(renderRows(await sink.queryDisplayRows(applyScope(DISCOVERY_BY_TOOL_SQL, scope)), r.format));
+          r.io.out(renderRows(await sink.queryDisplayRows(scoped(DISCOVERY_BY_TOOL_SQL, r)), r.format));
         }
       });
     },
   },
-  sqlReport('dead-letters', DEAD_LETTERS_REPORT_SQL, ['Dead letters per reason, with an example source']),
+  sqlReport('dead-letters', DEAD_LETTERS_REPORT_SQL, ['Dead letters per reason, with an example source'], {
+    flags: ['host'],
+    refuses: 'a dead letter has no event time or harness',
+  }),
   {
     name: 'html',
     options: '[--out FILE] [--since DAY] [--until DAY] [--harness H] [--host H] [--prices FILE]',
+    flags: [...SCOPE_FLAGS, 'out', 'prices'],
     help: [
       'One self-contained HTML page with charts: tokens and cost per day, tool',
       'calls, MCP servers, context per session, drift, a sortable sessions table',
     ],
     run: async (r) => {
       const { PriceTable } = await import('../cost/prices.ts');
-      const { parseDay, parseHarness } = await import('../report/scope.ts');
       const { buildHtmlReport } = await import('../report/html.ts');
-      const f = r.flags;
-      const prices = PriceTable.withOverrides(f.prices);
-      const scope = {
-        since: f.since === undefined ? undefined : parseDay(f.since, '--since'),
-        until: f.until === undefined ? undefined : parseDay(f.until, '--until'),
-        harness: f.harness === undefined ? undefined : parseHarness(f.harness),
-        host: f.host,
-      };
-      if (scope.since !== undefined && scope.until !== undefined && scope.since > scope.until) throw new UsageError(`--since ${scope.since} is after --until ${scope.until}`);
-      const out = f.out ?? 'toolcanon-report.html';
-      const html = await r.withSink((sink) => buildHtmlReport(sink, { prices, scope, source: sink.description }));
-      const { writeFileSync } = await import('node:fs');
-      writeFileSync(out, html);
+      const { checkOutFile, writeOutFile } = await import('./out-file.ts');
+      const prices = PriceTable.withOverrides(r.flags.prices);
+      const out = r.flags.out ?? 'toolcanon-report.html';
+      // Before the database is read: a folder that is not there is one line, not a stack.
+      checkOutFile(out, '--out');
+      const html = await r.withSink((sink) => buildHtmlReport(sink, { prices, scope: r.scope, source: sink.description }));
+      writeOutFile(out, html, '--out');
       r.io.out(`Wrote ${out} (${Math.round(Buffer.byteLength(html) / 1024)} KiB): open it in a browser; it needs no network`);
     },
   },
@@ -185,12 +213,13 @@ export function findReport(name: string | undefined): ReportDeclaration {
   const d = REPORTS.find((r) => r.name === name);
   if (d) return d;
   const names = REPORTS.map((r) => r.name);
-  throw new UsageError(`unknown report ${JSON.stringify(name ?? '')}: expected ${names.slice(0, -1).join(', ')} or ${names.at(-1) ?? ''}`);
+  const suggestion = name === undefined ? '' : didYouMean(name, names);
+  throw new UsageError(`unknown report ${JSON.stringify(name ?? '')}${suggestion}${suggestion ? ' (' : ': '}expected ${names.slice(0, -1).join(', ')} or ${names.at(-1) ?? ''}${suggestion ? ')' : ''}`);
 }
 
 /** Checks `--by` against the report's declaration before any work starts. */
 export function checkGrouping(d: ReportDeclaration, by: string | undefined): void {
   if (by === undefined) return;
   if (!d.groupings) throw new UsageError(`report ${d.name} takes no --by`);
-  if (!d.groupings.includes(by)) throw new UsageError(`--by must be one of ${d.groupings.join(', ')} for report ${d.name}`);
+  if (!d.groupings.includes(by)) throw new UsageError(`--by must be one of ${d.groupings.join(', ')} for report ${d.name}, got ${JSON.stringify(by)}${didYouMean(by, d.groupings)}`);
 }

@@ -3,6 +3,7 @@
 // the very SQL the CLI reports run. Dead letters carry neither event time nor harness: only --host
 // applies to them (the machine they came from).
 import { HARNESSES, type Harness } from '../canonical/meta.ts';
+import type { ANALYTICS_TABLES, AnalyticsTable } from '../sink/clickhouse.ts';
 
 /** A scope flag with a value it cannot take (the command line reports it as a usage error). */
 export class ScopeError extends Error {
@@ -19,8 +20,40 @@ export interface ReportScope {
   readonly host?: string | undefined;
 }
 
-/** Tables with an event time `ts` and a `harness` column. */
-const SCOPED_TABLES = ['tool_calls', 'token_usage', 'threshold_breaches', 'mcp_events', 'mcp_server_state', 'mcp_tool_registrations', 'discovery_events'] as const;
+/** The scope flags, as the command line names them. */
+export const SCOPE_FLAGS = ['since', 'until', 'harness', 'host'] as const;
+export type ScopeFlag = (typeof SCOPE_FLAGS)[number];
+
+/**
+ * How each analytics table is scoped: `event` tables have an event time `ts`, a `harness` and a
+ * `host` (every flag applies); `host` tables only a `host` (dead letters: no event time, no
+ * harness). Keyed by every analytics table, so a new table without an entry here does not
+ * compile, and the columns each kind needs are checked against the table's insert columns.
+ */
+const TABLE_SCOPE = {
+  tool_calls: 'event',
+  dead_letters: 'host',
+  token_usage: 'event',
+  threshold_breaches: 'event',
+  mcp_events: 'event',
+  mcp_server_state: 'event',
+  mcp_tool_registrations: 'event',
+  discovery_events: 'event',
+} as const satisfies Record<AnalyticsTable, 'event' | 'host'>;
+
+type ColumnsOf<T extends AnalyticsTable> = (typeof ANALYTICS_TABLES)[T]['columns'][number];
+type NeededColumns<K> = K extends 'event' ? 'ts' | 'harness' | 'host' : 'host';
+// A table declared `event` without ts, harness or host (or `host` without host) fails here, naming it.
+type ScopeColumnsExist = { [T in AnalyticsTable]: NeededColumns<(typeof TABLE_SCOPE)[T]> extends ColumnsOf<T> ? true : T };
+const scopeColumnsExist: ScopeColumnsExist[AnalyticsTable] extends true ? true : ScopeColumnsExist = true;
+void scopeColumnsExist;
+
+const tablesScoped = (kind: 'event' | 'host'): string[] => Object.entries(TABLE_SCOPE).filter(([, k]) => k === kind).map(([t]) => t);
+const EVENT_TABLES = tablesScoped('event');
+const HOST_ONLY_TABLES = tablesScoped('host');
+
+/** The flags a table of each kind honours. */
+const FLAGS_OF: Readonly<Record<'event' | 'host', readonly ScopeFlag[]>> = { event: SCOPE_FLAGS, host: ['host'] };
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -63,20 +96,43 @@ export function scopeCondition(scope: ReportScope): string {
   return parts.join(' AND ');
 }
 
-const DEAD_LETTER_READ = /\b(FROM|JOIN)\s+(dead_letters)\b(\s+FINAL\b)?(\s+AS\b)?/g;
+const tableRead = (tables: readonly string[]): RegExp => new RegExp(`\\b(FROM|JOIN)\\s+(${tables.join('|')})\\b(\\s+FINAL\\b)?(\\s+AS\\b)?`, 'g');
+const TABLE_READ = tableRead(EVENT_TABLES);
+const HOST_ONLY_READ = tableRead(HOST_ONLY_TABLES);
+const ANY_READ = tableRead(Object.keys(TABLE_SCOPE));
 
-const TABLE_READ = new RegExp(`\\b(FROM|JOIN)\\s+(${SCOPED_TABLES.join('|')})\\b(\\s+FINAL\\b)?(\\s+AS\\b)?`, 'g');
+/** The scope flags every analytics table `sql` reads honours (all four when it reads none). */
+export function scopeFlagsOf(sql: string): ScopeFlag[] {
+  let flags: readonly ScopeFlag[] = SCOPE_FLAGS;
+  for (const m of sql.matchAll(ANY_READ)) {
+    const honoured = FLAGS_OF[TABLE_SCOPE[m[2] as AnalyticsTable]];
+    flags = flags.filter((f) => honoured.includes(f));
+  }
+  return [...flags];
+}
+
+/** The flags set in a scope. */
+export function flagsOf(scope: ReportScope): ScopeFlag[] {
+  return SCOPE_FLAGS.filter((f) => scope[f] !== undefined);
+}
 
 /**
  * The SQL with every `FROM t [FINAL]` / `JOIN t [FINAL]` of an analytics table replaced by the
  * table's rows in scope, under the table's own name (or the alias the SQL gives it).
  */
-export function applyScope(sql: string, scope: ReportScope): string {
+export function applyScope(sql: string, scope: ReportScope, options: { readonly strict?: boolean } = {}): string {
+  if (options.strict === true) {
+    // A report that takes a flag must honour it in every table it reads: a table the flag cannot
+    // scope is a mistake in the report's declaration (a test runs every report with every flag).
+    const honoured = scopeFlagsOf(sql);
+    const ignored = flagsOf(scope).filter((f) => !honoured.includes(f));
+    if (ignored.length) throw new Error(`a report's SQL cannot honour --${ignored.join(', --')}: it reads ${[...new Set([...sql.matchAll(ANY_READ)].map((m) => m[2]))].join(', ')}`);
+  }
   const where = scopeCondition(scope);
   const scoped = where === '' ? sql : sql.replace(TABLE_READ, (_all, verb: string, table: string, final: string | undefined, alias: string | undefined) =>
     `${verb} (SELECT * FROM ${table}${final ?? ''} WHERE ${where})${alias ?? ` AS ${table}`}`);
   if (scope.host === undefined) return scoped;
   const host = `host = ${sqlString(parseHost(scope.host))}`;
-  return scoped.replace(DEAD_LETTER_READ, (_all, verb: string, table: string, final: string | undefined, alias: string | undefined) =>
+  return scoped.replace(HOST_ONLY_READ, (_all, verb: string, table: string, final: string | undefined, alias: string | undefined) =>
     `${verb} (SELECT * FROM ${table}${final ?? ''} WHERE ${host})${alias ?? ` AS ${table}`}`);
 }

@@ -94,6 +94,25 @@ export function prepareDataDir(dir: string): void {
   }
 }
 
+/**
+ * Whether `dir` holds a database: true when it has the engine's `metadata/` folder (made at the
+ * first DDL, so a directory a failed first run left empty holds none); false when the directory,
+ * or that folder in it, does not exist. Undefined when that cannot be told (a file in the way, no
+ * permission): opening the sink then says what is wrong with it. Creates nothing.
+ */
+export function holdsDatabase(dir: string): boolean | undefined {
+  try {
+    if (!statSync(dir).isDirectory()) return undefined;
+  } catch (error) {
+    return errorCode(error) === 'ENOENT' ? false : undefined;
+  }
+  try {
+    return statSync(join(dir, 'metadata')).isDirectory() ? true : undefined;
+  } catch (error) {
+    return errorCode(error) === 'ENOENT' ? false : undefined;
+  }
+}
+
 function firstFileAncestor(dir: string): string | undefined {
   for (let p = dirname(dir); p !== dirname(p); p = dirname(p)) {
     try {

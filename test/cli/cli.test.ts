@@ -116,10 +116,11 @@ describe('toolcanon CLI', () => {
     expect(r.stderr).toBe('toolcanon: no/such/file.jsonl: no such file or directory\n');
   });
 
-  it('bad SQL exits 1 with the engine message', () => {
-    const r = toolcanon(['query', 'SELEC nonsense']);
+  it('bad SQL exits 1 with the engine message and the position marked', () => {
+    replayedFixtures();
+    const r = toolcanon(['query', 'SELECT count( FROM tool_calls', ...FIXTURES_DB]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^toolcanon: .*Syntax error/);
+    expect(r.stderr).toMatch(/\ntoolcanon: query failed: syntax error at line 1, col 13: unmatched parentheses/);
   });
 });
 
@@ -188,7 +189,8 @@ describe('first contact (issue 13): a new user on a database that does not exist
   });
 
   it('prints 64-bit counts as JSON numbers up to 2^53 and as exact strings beyond; text stays text', () => {
-    const r = toolcanon(['query', "SELECT count() AS n, toUInt64(18446744073709551615) AS big, '42' AS text", '--format', 'json', ...fresh('json')]);
+    replayedFixtures();
+    const r = toolcanon(['query', "SELECT count() AS n, toUInt64(18446744073709551615) AS big, '42' AS text", '--format', 'json', ...FIXTURES_DB]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('{"n":1,"big":"18446744073709551615","text":"42"}');
   });
@@ -200,10 +202,13 @@ describe('first contact (issue 13): a new user on a database that does not exist
     const down = toolcanon(['report', 'tools', '--clickhouse', 'http://127.0.0.1:9']);
     expect(down.code).toBe(1);
     expect(down.stderr.trim()).toBe('toolcanon: cannot reach the ClickHouse server at 127.0.0.1:9 (connection refused, 3 attempts): is it running, and is --clickhouse right?');
-    const sql = toolcanon(['query', 'SELEC 1', ...fresh('sql')]);
+    replayedFixtures();
+    const sql = toolcanon(['query', 'SELEC 1', ...FIXTURES_DB]);
     expect(sql.code).toBe(1);
-    expect(sql.stderr.trim().split('\n')).toHaveLength(1);
-    expect(sql.stderr).not.toContain('FORMAT JSONEachRow');
+    // The database used, then the engine's message in one line with the SQL and a caret under the position.
+    expect(sql.stderr.trim().split('\n')).toHaveLength(4);
+    expect(sql.stderr).not.toContain('FORMAT JSON');
+    expect(sql.stderr).not.toMatch(/^\s+at /m);
   });
 });
 

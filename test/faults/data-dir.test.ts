@@ -87,7 +87,7 @@ describe('a data directory that cannot be used', () => {
     if (IS_ROOT) chownSync(locked, 65534, 65534);
     chmodSync(locked, 0o555);
     const sub = join(locked, 'sub', 'db');
-    const parent = await cli(['query', 'SELECT 1', '--db', sub], env, cmd);
+    const parent = await cli(['replay', fixtures, '--db', sub], env, cmd);
     expect(parent.code).toBe(1);
     expect(failureLine(parent.stderr)).toMatch(new RegExp(`^toolcanon: cannot create the data directory ${sub}: its parent ${locked} is not writable( for user \\d+)? \\(permission denied\\): create ${sub} with write permission for this user, or use another --db`));
 

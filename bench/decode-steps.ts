@@ -9,7 +9,7 @@ import { contentEventId, decodeEvent, DEFAULT_LIMITS, identityEventId, nowClickH
 import * as validators from '../src/decode/validators.generated.ts';
 import { observeDiscovery } from '../src/discovery/discovery.ts';
 import type { ToolCallRow } from '../src/model/records.ts';
-import { redactCounted, redactShortCounted } from '../src/redact/redact.ts';
+import { redactCounted, redactJsonCounted, redactShortCounted } from '../src/redact/redact.ts';
 import { projectToolCall } from '../src/transform/project.ts';
 import { indexObject } from '../src/util/json-spans.ts';
 import { multipliedEvents } from './fixtures.ts';
@@ -48,7 +48,7 @@ function partial(bytes: Buffer, upTo: number): unknown {
   const input = wasString ? (e.input as string) : text.slice(span?.start ?? 0, span?.end ?? 0);
   // 5: redaction of what is stored
   const count = { count: 0 };
-  const rawInput = redactCounted(input, count);
+  const rawInput = wasString ? redactCounted(input, count) : redactJsonCounted(input, count);
   const error = e.error === undefined ? '' : redactCounted(e.error, count);
   const tool = redactShortCounted(e['tool'] as string, count);
   redactShortCounted(e['session_id'] as string, count);

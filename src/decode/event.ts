@@ -16,7 +16,7 @@ import { observeDiscovery } from '../discovery/discovery.ts';
 import { deriveRegistrations } from '../mcp/registrations.ts';
 import { projectToolCall } from '../transform/project.ts';
 import { indexObject, type Members } from '../util/json-spans.ts';
-import { redactBytes, redactCounted, redactShortCounted, redactText } from '../redact/redact.ts';
+import { redactBytes, redactCounted, redactJsonCounted, redactJsonText, redactShortCounted, redactText } from '../redact/redact.ts';
 
 export interface DecodeLimits {
   /** Largest accepted event, in bytes of the encoded line. */
@@ -317,7 +317,8 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   const agentId = event.agent_id ?? '';
   const eventId = event.event_id ?? (event.call_id === '' ? contentEventId(withoutMachine(event)) : identityEventId('tool_call', event.harness, event.session_id, agentId, event.call_id));
   const r = limits.redact === false ? KEEP : new Redaction();
-  const rawInput = r.text(receivedInput);
+  // An object's JSON text is redacted in its decoded strings (escapes read), a string as text.
+  const rawInput = wasString ? r.text(receivedInput) : r.json(receivedInput);
   const error = r.text(event.error ?? '');
   const sessionId = r.short(event.session_id);
   const storedAgentId = r.short(agentId);
@@ -332,7 +333,8 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   let flags = r.count === 0 ? p.flags : [...p.flags, 'redacted' as const];
   if (model === '') flags = [...flags, 'model_unknown' as const];
   const row: ToolCallRow = {
-    event_id: eventId,
+    // A user's own event id is stored redacted (a derived one is a hash).
+    event_id: event.event_id === undefined ? eventId : r.short(eventId),
     ts,
     harness: event.harness,
     namespace: p.namespace,
@@ -392,9 +394,13 @@ class Redaction {
   short(s: string): string {
     return s === '' ? s : redactShortCounted(s, this);
   }
+  /** JSON text: the secrets in its strings, decoded, replaced over the characters that encode them. */
+  json(s: string): string {
+    return s === '' ? s : redactJsonCounted(s, this);
+  }
 }
 /** Redaction off (--no-redact): texts stay as received. */
-const KEEP = { count: 0, text: (s: string): string => s, short: (s: string): string => s } as const;
+const KEEP = { count: 0, text: (s: string): string => s, short: (s: string): string => s, json: (s: string): string => s } as const;
 
 function schemaDeadLetter(errors: ErrorObject[] | null | undefined, parsed: unknown, dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome): DecodeOutcome {
   const first = errors?.[0];
@@ -416,7 +422,7 @@ function decodeMcp(
   if (ts === undefined) return dead('schema', `/ts: not a valid date: ${received.ts}`);
   const eventId = received.event_id ?? contentEventId(withoutMachine(received));
   // The stored event is the redacted text (still the same JSON but for the secrets), read again.
-  const r = redact ? redactText(text) : { text, count: 0 };
+  const r = redact ? redactJsonText(text) : { text, count: 0 };
   const event = r.count === 0 ? received : (JSON.parse(r.text) as McpEvent);
   const agentId = event.agent_id ?? '';
   // The event's own fields as redacted (read again from the redacted text), else the caller's.
@@ -424,7 +430,7 @@ function decodeMcp(
   const status = event.type === 'mcp_status' ? event : undefined;
   const tools = event.type === 'mcp_tools' ? event : undefined;
   const row: McpEventRow = {
-    event_id: eventId,
+    event_id: redact && received.event_id !== undefined ? redactText(eventId).text : eventId,
     ts,
     harness: event.harness,
     session_id: event.session_id,
@@ -482,7 +488,7 @@ function decodeUsage(
   return {
     kind: 'usage',
     usage: {
-      event_id: event.event_id ?? identityEventId('usage', event.harness, event.session_id, event.agent_id ?? '', event.request_id),
+      event_id: event.event_id !== undefined ? r.short(event.event_id) : identityEventId('usage', event.harness, event.session_id, event.agent_id ?? '', event.request_id),
       ts,
       harness: event.harness,
       session_id: r.short(event.session_id),

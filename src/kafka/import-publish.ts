@@ -11,7 +11,7 @@ import { withMachine } from '../importers/machine.ts';
 import { readImport, type ImportOptions, type ImportReading, type ImportTarget } from '../importers/run.ts';
 import { fileImportState } from '../importers/state-file.ts';
 import type { Importer } from '../importers/types.ts';
-import { redactText } from '../redact/redact.ts';
+import { redactLine } from '../redact/redact.ts';
 import type { StreamProducer } from './client.ts';
 import { DLQ_MACHINE_HEADERS, RecordPublisher, sessionKeyOf, type PublishOptions, type PublishResult } from './publish.ts';
 
@@ -37,7 +37,7 @@ export async function publishImport(importer: Importer, paths: readonly string[]
   let secretsRedacted = 0;
   const redacted = (text: string): string => {
     if (!redact) return text;
-    const r = redactText(text);
+    const r = redactLine(text);
     secretsRedacted += r.count;
     return r.text;
   };

@@ -1,8 +1,17 @@
 // Replaces secrets (REDACTION_RULES) with a marker that keeps the kind and a short hash,
-// [REDACTED:github_token:3f9a], and leaves every other byte as it was: JSON text stays valid JSON
-// with the same key order and the same numbers, bytes that are not UTF-8 stay the same bytes.
+// [REDACTED:github_token:3f9a], and leaves every other byte as it was.
+//
+// The rules run on decoded values: in JSON text each string is read (its escapes decoded, so
+// `\u0067hp_…` is `ghp_…` and `https:\/\/` is `https://`), the rules run on the value, and each
+// secret found is replaced in the JSON text over exactly the characters (escapes included) that
+// encode it. So JSON stays valid JSON with the same key order, escapes and numbers outside a
+// secret's span, and whatever is decoded from it (the projection's columns) holds the marker,
+// never the secret. A string's field name is its context: "Authorization": "Basic …",
+// "X-Api-Key": "…", "password": "…" are judged by their names (rules.ts judgeNamed). An array of
+// strings (an argv) is also read as one command line, so ["curl","-u","user:pw"] is
+// `curl -u user:pw`.
 import { sha256Hex } from '../util/hash.ts';
-import { isIdentifierPath, isPlaceholderValue, isSecretName, kindOfNamed, REDACTION_RULES, type RedactionRule } from './rules.ts';
+import { CONTEXT_KINDS, isPlaceholderValue, judgeNamed, kindOfNamed, REDACTION_RULES, secretStrength, type RedactionRule } from './rules.ts';
 
 export interface RedactedText {
   /** The text with every secret replaced (the same string when nothing was). */
@@ -11,114 +20,299 @@ export interface RedactedText {
   readonly count: number;
 }
 
-/** A rule ready to run: the rule and its expression. */
+/** A secret found: [start, end) in the text scanned, and its kind. */
+interface Span {
+  start: number;
+  end: number;
+  kind: string;
+  order: number;
+}
+
 interface CompiledRule {
   readonly rule: RedactionRule;
   readonly regex: RegExp;
+  readonly order: number;
+  /** The rule's literals (named rules: tested before the rule runs). */
+  readonly literal: RegExp;
 }
 
-interface CompiledPass {
-  /** A cheap scan for what every rule of the pass starts with or contains; no hit, no secret. */
-  readonly prefilter: RegExp;
-  readonly rules: readonly CompiledRule[];
-}
+const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
-/**
- * Literals (a scan for fixed strings runs ~20x faster than the rules themselves): each vendor
- * shape starts with one of them, each name-based rule needs one of the words or a URL.
- */
-const PREFILTER_SHAPES = /-----BEGIN|sk-|xai-|AIza|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|gldt-|glptt-|glrt-|glcbt-|gloas-|glsoat-|glft-|glimt-|glagent-|glffct-|A3T|AKIA|ASIA|ABIA|ACCA|xox|xapp-|hooks\.slack\.com|eyJ/;
-const PREFILTER_NAMES = /secret|token|passw|passphrase|credential|key|bearer|authorization|:\/\//i;
+const COMPILED: readonly CompiledRule[] = REDACTION_RULES.map((rule, order) => ({
+  rule,
+  order,
+  regex: new RegExp(rule.pattern, rule.caseInsensitive ? 'gid' : 'gd'),
+  literal: new RegExp(rule.literals.map(escapeRe).join('|'), rule.caseInsensitive ? 'i' : ''),
+}));
+const SHAPE_RULES = COMPILED.filter((c) => !CONTEXT_KINDS.has(c.rule.kind));
+const NAMED_RULES = COMPILED.filter((c) => CONTEXT_KINDS.has(c.rule.kind));
 
-/**
- * Each rule runs on its own, in the order of REDACTION_RULES (measured: one alternation of
- * all rules ran 3x slower than the rules one by one): the vendor shapes first, then the
- * name-based rules, which skip a value already redacted.
- */
-function compilePass(rules: readonly RedactionRule[], prefilter: RegExp): CompiledPass {
-  return {
-    prefilter,
-    rules: rules.map((rule) => ({ rule, regex: new RegExp(rule.pattern, rule.caseInsensitive ? 'gi' : 'g') })),
-  };
-}
+/** Each shape literal → the shape rules that need it. */
+const SHAPE_OF_LITERAL = new Map<string, CompiledRule[]>();
+for (const c of SHAPE_RULES) for (const l of c.rule.literals) SHAPE_OF_LITERAL.set(l, [...(SHAPE_OF_LITERAL.get(l) ?? []), c]);
+/** Every shape's literals in one expression (a scan for fixed strings runs far faster than the rules). */
+const SHAPE_SCAN = new RegExp([...SHAPE_OF_LITERAL.keys()].sort((a, b) => b.length - a.length).map(escapeRe).join('|'), 'g');
+const SHAPE_TEST = new RegExp(SHAPE_SCAN.source);
+/** What every name-based or command-line rule's text contains. */
+const NAMED_TEST = /secret|token|pass|pw|credential|key|auth|bearer|:\/\/|curl|mysql|maria|sshpass|mongo|login|redis-cli|machine/i;
+/** A JSON escape that can hide a literal (`\u0067hp_`, `https:\/\/`). */
+const HIDING_ESCAPE = /\\[u/]/;
 
-const PASSES: readonly CompiledPass[] = [
-  compilePass(REDACTION_RULES.filter((r) => !r.caseInsensitive), PREFILTER_SHAPES),
-  compilePass(REDACTION_RULES.filter((r) => r.caseInsensitive), PREFILTER_NAMES),
-];
-
-/** The marker that replaces a secret: its kind and the first 4 hex digits of its SHA-256. */
+/** The marker that replaces a secret: its kind and the first 4 hex digits of its SHA-256 (UTF-8). */
 export function redactionMarker(kind: string, secret: string): string {
-  return `[REDACTED:${kind}:${sha256Hex(Buffer.from(secret, 'latin1'), 4)}]`;
+  return `[REDACTED:${kind}:${sha256Hex(secret, 4)}]`;
 }
 
-/** Secrets replaced by the runs since the caller last set it to 0 (no result object per rule). */
-let replaced = 0;
+const VALUE_GROUPS = ['s', 's2', 's3', 's4', 's5', 's6', 's7', 's8'] as const;
+const QUOTED_GROUPS = new Set(['s', 's2', 's4', 's5', 's6', 's8']);
 
-function runRule(c: CompiledRule, text: string): string {
+function runRule(c: CompiledRule, text: string, base: number, out: Span[]): void {
   const { rule, regex } = c;
-  if (rule.anchor !== undefined && !rule.anchor.test(text)) return text;
   regex.lastIndex = 0;
-  let out = '';
-  let copiedTo = 0;
-  let count = 0;
   let m: RegExpExecArray | null;
   while ((m = regex.exec(text)) !== null) {
     if (m[0] === '') {
       regex.lastIndex = m.index + 1;
       continue;
     }
+    let start = m.index;
+    let end = m.index + m[0].length;
+    let quoted = false;
     const groups = m.groups;
-    const secret = groups?.['s'] ?? m[0];
-    const name = groups?.['n'];
-    if (secret.startsWith('[REDACTED:') || (rule.named && (name === undefined || !isSecretName(name) || isPlaceholderValue(secret) || isCode(rule, secret, text, m.index + m[0].length)))) {
-      // Not a secret's name: look again from the next character (a token inside this match,
-      // `sort_key=ghp_…`, is still found).
+    if (groups !== undefined) {
+      const idx = m.indices?.groups;
+      for (const g of VALUE_GROUPS) {
+        const at = idx?.[g];
+        if (at !== undefined) {
+          [start, end] = at;
+          quoted = QUOTED_GROUPS.has(g);
+          break;
+        }
+      }
+    }
+    const secret = text.slice(start, end);
+    let kind = rule.kind;
+    let keep = secret === '' || secret.startsWith('[REDACTED:');
+    if (!keep && rule.named === true) {
+      const name = groups?.['n'] ?? groups?.['n2'] ?? '';
+      // A flag's name is a word (--api-key, -password), not a glued value (mysql -pS3cr3tPass).
+      if (rule.kind === 'secret_flag' && !/^[a-zA-Z]+(?:[-_][a-zA-Z0-9]+)*$/.test(name)) {
+        regex.lastIndex = m.index + 1;
+        continue;
+      }
+      const spaced = rule.kind === 'secret_assignment' && /[ \t](?:=|:=|=>)|(?:=|:=|=>)[ \t]/.test(m[0]);
+      keep = (rule.kind === 'secret_flag' && secret.startsWith('-')) || !judgeNamed(name, secret, { quoted, spaced, next: text.charCodeAt(end), code: rule.kind !== 'secret_flag' });
+      kind = kindOfNamed(kind, name);
+    } else if (!keep && rule.caseInsensitive === true) {
+      keep = isPlaceholderValue(secret) || (rule.kind === 'bearer_token' && !looksRandom(secret));
+    }
+    if (keep) {
       regex.lastIndex = m.index + 1;
       continue;
     }
-    const kind = name === undefined ? rule.kind : kindOfNamed(rule.kind, name);
-    const secretStart = m.index + (groups?.['s'] === undefined ? 0 : m[0].lastIndexOf(secret));
-    out += text.slice(copiedTo, secretStart) + redactionMarker(kind, secret);
-    copiedTo = secretStart + secret.length;
-    regex.lastIndex = Math.max(copiedTo, m.index + 1);
-    count++;
+    out.push({ start: base + start, end: base + end, kind, order: c.order });
+    regex.lastIndex = Math.max(end, m.index + 1);
   }
-  if (count === 0) return text;
-  replaced += count;
-  return out + text.slice(copiedTo);
 }
 
-function runPass(pass: CompiledPass, text: string): string {
-  if (!pass.prefilter.test(text)) return text;
-  let t = text;
-  for (const rule of pass.rules) t = runRule(rule, t);
-  return t;
+/** A bearer credential outside a header: not a word or an identifier (`Bearer authentication`). */
+function looksRandom(value: string): boolean {
+  return /[0-9]/.test(value) || /[A-Z].*[a-z].*[A-Z]|[a-z].*[A-Z].*[a-z].*[A-Z]/.test(value) || value.length >= 24;
+}
+
+/** Secrets in a decoded text (no JSON reading): the shapes whose literals it holds, then the named rules. */
+function findInText(text: string, base: number, out: Span[]): void {
+  if (text.length < 6) return;
+  if (SHAPE_TEST.test(text)) {
+    const wanted = new Set<CompiledRule>();
+    SHAPE_SCAN.lastIndex = 0;
+    let m: RegExpExecArray | null;
+    while ((m = SHAPE_SCAN.exec(text)) !== null) for (const c of SHAPE_OF_LITERAL.get(m[0]) ?? []) wanted.add(c);
+    for (const c of SHAPE_RULES) if (wanted.has(c)) runRule(c, text, base, out);
+  }
+  if (NAMED_TEST.test(text)) for (const c of NAMED_RULES) if (c.literal.test(text)) runRule(c, text, base, out);
+}
+
+const AUTH_VALUE = /^[ \t]*(?:(?:bearer|basic|token|digest|bot|negotiate|ntlm|api-?key|sso-key|hmac|aws4-hmac-sha256)[ \t]+)?/i;
+const ORDER_FIELD = REDACTION_RULES.length;
+
+/** A JSON field's value judged by its field's name ("Authorization", "X-Api-Key", "password"). */
+function findInField(key: string, value: string, base: number, out: Span[]): void {
+  const lower = key.toLowerCase();
+  if (lower === 'authorization' || lower === 'proxy-authorization') {
+    const scheme = AUTH_VALUE.exec(value)?.[0].length ?? 0;
+    const cred = value.slice(scheme).trimEnd();
+    if (cred !== '' && !isPlaceholderValue(cred)) out.push({ start: base + scheme, end: base + scheme + cred.length, kind: 'auth_header', order: ORDER_FIELD });
+    return;
+  }
+  if (secretStrength(key) > 0 && judgeNamed(key, value, { quoted: true })) out.push({ start: base, end: base + value.length, kind: kindOfNamed('secret_field', key), order: ORDER_FIELD });
+}
+
+/** A JSON string's content decoded, with the offset in the content of each decoded character (and of its end). */
+function decodeWithOffsets(content: string): { text: string; at: number[] } {
+  let text = '';
+  const at: number[] = [];
+  let i = 0;
+  while (i < content.length) {
+    at.push(i);
+    const c = content[i] as string;
+    if (c !== '\\' || i + 1 >= content.length) {
+      text += c;
+      i++;
+      continue;
+    }
+    const e = content[i + 1] as string;
+    if (e === 'u' && /^[0-9a-fA-F]{4}$/.test(content.slice(i + 2, i + 6))) {
+      text += String.fromCharCode(parseInt(content.slice(i + 2, i + 6), 16));
+      i += 6;
+      continue;
+    }
+    text += e === 'n' ? '\n' : e === 't' ? '\t' : e === 'r' ? '\r' : e === 'b' ? '\b' : e === 'f' ? '\f' : e;
+    i += 2;
+  }
+  at.push(i);
+  return { text, at };
+}
+
+/** A JSON string's content decoded (lenient: text that is not JSON is read as well as it can be). */
+function decodeContent(content: string): string {
+  if (!content.includes('\\')) return content;
+  try {
+    return JSON.parse(`"${content}"`) as string;
+  } catch {
+    return decodeWithOffsets(content).text;
+  }
+}
+
+/** Spans found in a decoded string moved to the JSON text: over the characters that encode them. */
+function mapSpans(found: Span[], content: string, contentStart: number, out: Span[]): void {
+  if (found.length === 0) return;
+  if (!content.includes('\\')) {
+    for (const s of found) out.push({ ...s, start: contentStart + s.start, end: contentStart + s.end });
+    return;
+  }
+  const { at } = decodeWithOffsets(content);
+  for (const s of found) out.push({ ...s, start: contentStart + (at[s.start] as number), end: contentStart + (at[s.end] as number) });
+}
+
+/** A string of JSON text (lenient: the last one may be cut off). */
+const STRING = /"((?:[^"\\]|\\[\s\S])*)(?:"|$)/g;
+
+interface ArgvItem {
+  readonly value: string;
+  readonly content: string;
+  readonly contentStart: number;
 }
 
 /**
- * An assignment that is code, not configuration: its value is followed by `(` or `.`
- * (`token = Token.sign(`) or is a path of identifiers (`token = socket.assigns.token`).
+ * Secrets in the strings of JSON text (lenient: text that is not JSON has its quoted strings
+ * read as if it were): each string decoded, its field name as context, each array of strings
+ * also read as one command line.
  */
-function isCode(rule: RedactionRule, value: string, text: string, end: number): boolean {
-  if (rule.codeAware !== true) return false;
-  const c = text.charCodeAt(end);
-  return c === 40 /* ( */ || c === 46 /* . */ || isIdentifierPath(value);
+function findInJson(text: string, out: Span[]): void {
+  STRING.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  let keyFor = -1;
+  let key = '';
+  let argv: ArgvItem[] = [];
+  let argvEnd = -1;
+  while ((m = STRING.exec(text)) !== null) {
+    const content = m[1] as string;
+    const contentStart = m.index + 1;
+    const end = m.index + m[0].length;
+    let k = end;
+    while (k < text.length && isSpace(text.charCodeAt(k))) k++;
+    const isKey = text.charCodeAt(k) === 58; /* : */
+    const value = decodeContent(content);
+    const found: Span[] = [];
+    if (isKey) {
+      findInText(value, 0, found);
+      mapSpans(found, content, contentStart, out);
+      k++;
+      while (k < text.length && isSpace(text.charCodeAt(k))) k++;
+      keyFor = k;
+      key = value;
+      continue;
+    }
+    if (keyFor === m.index && key !== '') findInField(key, value, 0, found);
+    findInText(value, 0, found);
+    mapSpans(found, content, contentStart, out);
+    // An array of strings: its items read together as one command line.
+    let p = m.index - 1;
+    while (p >= 0 && isSpace(text.charCodeAt(p))) p--;
+    const before = text.charCodeAt(p);
+    if (before === 44 /* , */ && argv.length > 0 && onlyCommaBetween(text, argvEnd, m.index)) argv.push({ value, content, contentStart });
+    else {
+      findInArgv(argv, out);
+      argv = before === 91 /* [ */ ? [{ value, content, contentStart }] : [];
+    }
+    argvEnd = end;
+  }
+  findInArgv(argv, out);
 }
 
-/** The text with every secret replaced; what was replaced is added to `replaced`. */
-function redactCounting(text: string): string {
-  let t = text;
-  for (const pass of PASSES) t = runPass(pass, t);
-  return t;
+function isSpace(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
 }
 
-/** Redacts every secret in a text (JSON or not). */
-export function redactText(text: string): RedactedText {
-  replaced = 0;
-  const t = redactCounting(text);
-  const count = replaced;
-  return count === 0 ? { text, count } : { text: t, count };
+function onlyCommaBetween(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 44 && !isSpace(c)) return false;
+  }
+  return true;
+}
+
+/** An argv read as one command line (items joined by spaces); what is found is moved back to its items. */
+function findInArgv(argv: readonly ArgvItem[], out: Span[]): void {
+  if (argv.length < 2) return;
+  const line = argv.map((a) => a.value).join(' ');
+  if (!NAMED_TEST.test(line)) return;
+  const found: Span[] = [];
+  for (const c of NAMED_RULES) if (c.literal.test(line)) runRule(c, line, 0, found);
+  if (found.length === 0) return;
+  let at = 0;
+  for (const a of argv) {
+    const from = at;
+    const to = at + a.value.length;
+    const inItem = found.filter((s) => s.start < to && s.end > from).map((s) => ({ ...s, start: Math.max(s.start, from) - from, end: Math.min(s.end, to) - from }));
+    mapSpans(inItem, a.content, a.contentStart, out);
+    at = to + 1;
+  }
+}
+
+/** Markers already in a text: nothing inside one is a secret (redaction is idempotent). */
+function markerSpans(text: string): Span[] {
+  const spans: Span[] = [];
+  for (const m of text.matchAll(/\[REDACTED:[a-z0-9_]+:[0-9a-f]{4}\]/g)) spans.push({ start: m.index, end: m.index + m[0].length, kind: '', order: -1 });
+  return spans;
+}
+
+/** The text with its spans (merged where they overlap) replaced by markers; the count is added to `into`. */
+function applySpans(text: string, spans: Span[], into: RedactionCount): string {
+  if (spans.length === 0) return text;
+  if (text.includes('[REDACTED:')) {
+    const markers = markerSpans(text);
+    spans = spans.filter((s) => !markers.some((k) => s.start < k.end && s.end > k.start));
+    if (spans.length === 0) return text;
+  }
+  spans.sort((a, b) => a.start - b.start || a.order - b.order);
+  let out = '';
+  let copied = 0;
+  let i = 0;
+  while (i < spans.length) {
+    const first = spans[i] as Span;
+    let end = first.end;
+    i++;
+    while (i < spans.length && (spans[i] as Span).start < end) {
+      end = Math.max(end, (spans[i] as Span).end);
+      i++;
+    }
+    out += text.slice(copied, first.start) + redactionMarker(first.kind, text.slice(first.start, end));
+    copied = end;
+    into.count++;
+  }
+  return out + text.slice(copied);
 }
 
 /** Where the counting forms below add the secrets they replace. */
@@ -126,13 +320,93 @@ export interface RedactionCount {
   count: number;
 }
 
-/** redactText that returns the text and adds its count to `into` (no result object). */
-export function redactCounted(text: string, into: RedactionCount): string {
-  replaced = 0;
-  const t = redactCounting(text);
-  into.count += replaced;
-  return t;
+/**
+ * redactJsonText that adds its count to `into`: JSON text (an event's input object, a whole
+ * event) with the secrets in its strings replaced over the characters that encode them.
+ */
+export function redactJsonCounted(text: string, into: RedactionCount): string {
+  if (!HIDING_ESCAPE.test(text) && !SHAPE_TEST.test(text) && !NAMED_TEST.test(text)) return text;
+  const spans: Span[] = [];
+  findInJson(text, spans);
+  return applySpans(text, spans, into);
 }
+
+/** Redacts the strings of JSON text (see redactJsonCounted). */
+export function redactJsonText(text: string): RedactedText {
+  const into = { count: 0 };
+  const t = redactJsonCounted(text, into);
+  return { text: t, count: into.count };
+}
+
+/**
+ * redactText that adds its count to `into`. Any text: a decoded value (a command, an error),
+ * a log line, the bytes of a line that is not JSON. The rules run on the text as it is, and when
+ * it holds JSON strings with escapes, on those strings decoded too.
+ */
+export function redactCounted(text: string, into: RedactionCount): string {
+  const escaped = text.includes('\\') && text.includes('"');
+  // JSON text (an object or an array): only its strings, decoded, so no escape is cut.
+  if (escaped && isJsonText(text)) return redactJsonCounted(text, into);
+  if (!SHAPE_TEST.test(text) && !NAMED_TEST.test(text) && !(escaped && HIDING_ESCAPE.test(text))) return text;
+  const spans: Span[] = [];
+  findInText(text, 0, spans);
+  if (escaped) findInJson(text, spans);
+  return applySpans(text, spans, into);
+}
+
+function isJsonText(text: string): boolean {
+  const first = text.trimStart().charCodeAt(0);
+  if (first !== 123 /* { */ && first !== 91 /* [ */) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Redacts every secret in a text (see redactCounted). */
+export function redactText(text: string): RedactedText {
+  const into = { count: 0 };
+  const t = redactCounted(text, into);
+  return { text: t, count: into.count };
+}
+
+/**
+ * A line that should be a JSON event (a Kafka record, an imported line): read as JSON when it
+ * is one (only its strings change), else as text.
+ */
+export function redactLine(text: string): RedactedText {
+  const first = text.trimStart().charCodeAt(0);
+  if (first === 123 /* { */ || first === 91 /* [ */) {
+    try {
+      JSON.parse(text);
+      return redactJsonText(text);
+    } catch {
+      // not JSON: as text
+    }
+  }
+  return redactText(text);
+}
+
+/**
+ * redactLine over bytes: a line that is UTF-8 JSON has only its strings changed, anything else
+ * is redacted as raw bytes (redactBytes).
+ */
+export function redactLineBytes(bytes: Uint8Array): { readonly bytes: Buffer; readonly count: number } {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let text: string;
+  try {
+    text = UTF8.decode(buffer);
+    JSON.parse(text);
+  } catch {
+    return redactBytes(buffer);
+  }
+  const r = redactJsonText(text);
+  return r.count === 0 ? { bytes: buffer, count: 0 } : { bytes: Buffer.from(r.text, 'utf8'), count: r.count };
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Longest text redactShortCounted remembers, and how many it remembers before it forgets them all. */
 const SHORT_TEXT = 64;
@@ -141,10 +415,9 @@ const SHORT_MEMO_SIZE = 4096;
 const shortMemo = new Map<string, RedactedText | string>();
 
 /**
- * redactCounted for the short fields of an event (session, turn, agent, host, model, tool): the
- * same few values come back event after event, and the two prefilters cost ~2 ns a character
- * each time. Redaction is a function of the text alone, so the remembered result is the result.
- * The memo is bounded: at SHORT_MEMO_SIZE texts it is emptied.
+ * redactCounted for the short fields of an event (session, turn, agent, host, model, tool, a
+ * user's event id): the same few values come back event after event. Redaction is a function of
+ * the text alone, so the remembered result is the result. The memo is bounded.
  */
 export function redactShortCounted(text: string, into: RedactionCount): string {
   if (text.length > SHORT_TEXT) return redactCounted(text, into);
@@ -154,17 +427,16 @@ export function redactShortCounted(text: string, into: RedactionCount): string {
     into.count += known.count;
     return known.text;
   }
-  replaced = 0;
-  const t = redactCounting(text);
+  const r = redactText(text);
   if (shortMemo.size >= SHORT_MEMO_SIZE) shortMemo.clear();
-  shortMemo.set(text, replaced === 0 ? text : { text: t, count: replaced });
-  into.count += replaced;
-  return t;
+  shortMemo.set(text, r.count === 0 ? text : r);
+  into.count += r.count;
+  return r.text;
 }
 
 /**
  * Redacts raw bytes, valid UTF-8 or not: read as Latin-1 (one character per byte, so no byte is
- * lost or changed), redacted (every rule matches ASCII only), written back as Latin-1.
+ * lost or changed), redacted as text and as JSON strings, written back as Latin-1.
  */
 export function redactBytes(bytes: Uint8Array): { readonly bytes: Buffer; readonly count: number } {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

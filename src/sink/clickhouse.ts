@@ -280,6 +280,14 @@ interface StoredFilter {
   readonly scopeColumn: string;
   readonly scope: ReadonlySet<string>;
   /**
+   * What a copy says, as one expression over columns both sides name alike: a copy that ranks as
+   * high as the stored one but says something else (an export rewritten with a corrected status)
+   * is written, and the later one wins as the table's version decides; one that says the same is
+   * not. `storedVersion` picks the stored copy compared (the one FINAL keeps).
+   */
+  readonly fingerprint: string;
+  readonly storedVersion: string;
+  /**
    * Whether the inserted rows may hold two copies of one key: the engine then collapses them on
    * insert (optimize_on_insert, by the table's own rule), which costs ~1.5x the insert's time
    * (bench/insert-unless-stored.ts), so only such a batch pays it.
@@ -298,22 +306,28 @@ function toolCallsUnlessStored(sessions: ReadonlySet<string>, repeats: boolean):
     key: ['harness', 'session_id', 'event_id'],
     newRank: "if(status = 'pending', 0, 100000 + least(input_bytes + output_bytes, 99999))",
     storedRank: 'intDiv(row_version, 10000000000000)',
+    // Not the ids (the key), nor where or when it was read (source, ingested_at, host,
+    // device_id): the same call read from two files or machines is one call. Not ts either (a
+    // DateTime64 stored, its text in a block): the same id is the same call at the same time.
+    fingerprint: `cityHash64(status, error, raw_input, canonical_input, tool_name, model, turn_id, call_id, kind, namespace,
+      mcp_server, mcp_tool, via, flags, redactions, images, input_bytes, output_bytes, ifNull(toString(duration_ms), ''))`,
+    storedVersion: 'row_version',
     scopeColumn: 'session_id',
     scope: sessions,
   };
 }
 
 /**
- * `SELECT columns FROM source` without the rows whose key a stored row holds at the same rank or
- * higher. Rows repeated within the insert are collapsed by the table's engine on insert
+ * `SELECT columns FROM source` without the rows whose key a stored row holds at a higher rank, or
+ * at the same rank saying the same (fingerprint). Rows repeated within the insert are collapsed by the table's engine on insert
  * (optimize_on_insert = 1 when the batch has repeats: the same rule as its merges).
  */
 function unlessStoredSelect(table: string, names: string, source: string, f: StoredFilter): string {
   const key = f.key.map((c) => `\`${c}\``).join(', ');
   return `SELECT ${names} FROM ${source} AS _new
-    LEFT ANY JOIN (SELECT ${key}, max(${f.storedRank}) + 1 AS _stored_rank FROM ${table}
-                   WHERE \`${f.scopeColumn}\` IN {scope:Array(String)} GROUP BY ${key}) AS _stored USING (${key})
-    WHERE (${f.newRank}) + 1 > _stored_rank`;
+    LEFT ANY JOIN (SELECT ${key}, max(${f.storedRank}) + 1 AS _stored_rank, argMax(${f.fingerprint}, ${f.storedVersion}) AS _stored_fingerprint
+                   FROM ${table} WHERE \`${f.scopeColumn}\` IN {scope:Array(String)} GROUP BY ${key}) AS _stored USING (${key})
+    WHERE (${f.newRank}) + 1 > _stored_rank OR ((${f.newRank}) + 1 = _stored_rank AND ${f.fingerprint} != _stored_fingerprint)`;
 }
 
 export class ClickHouseSink implements Sink {

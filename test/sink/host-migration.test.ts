@@ -80,7 +80,7 @@ describe('host and device_id in the tables', () => {
     expect(await count(sink, "SELECT count() AS n FROM tool_calls FINAL WHERE event_id LIKE 'v8-%'")).toBe(500);
   });
 
-  it('keeps one row for the same event id reported by two hosts: the copy stored last says which host', async () => {
+  it('keeps one row for the same event id reported by two hosts: the copy stored first says which host', async () => {
     const call = { event_id: 'same-event', session_id: 's-two-hosts', call_id: 'c-2h', output: 'x'.repeat(400) };
     const usage = { type: 'usage', event_id: 'same-usage', session_id: 's-two-hosts', request_id: 'r-1', input_tokens: 1000, output_tokens: 10 };
     const usageLine = (host: string): string => {
@@ -96,10 +96,11 @@ describe('host and device_id in the tables', () => {
     await new Promise((r) => setTimeout(r, 5)); // a later ingestion time for the second copy
     const second = await replayPaths([b], sink);
     expect(second.rowsWritten).toBe(2);
-    // Both copies were written (two parts) ...
-    expect(await count(sink, "SELECT count() AS n FROM tool_calls WHERE event_id = 'same-event'")).toBe(2);
-    // ... and are one event: the copy ingested last wins.
-    expect(await sink.queryRows("SELECT host, device_id FROM tool_calls FINAL WHERE event_id = 'same-event'")).toEqual([{ host: 'beta', device_id: 'dev-beta' }]);
+    // The second copy says the same as the stored one (only its machine differs): it is not
+    // written again (issue 29 item 1), so plain SQL counts one row, and the first machine stays,
+    // as it does in token_usage.
+    expect(await count(sink, "SELECT count() AS n FROM tool_calls WHERE event_id = 'same-event'")).toBe(1);
+    expect(await sink.queryRows("SELECT host, device_id FROM tool_calls FINAL WHERE event_id = 'same-event'")).toEqual([{ host: 'alpha', device_id: 'dev-alpha' }]);
     // The accounting applies an event once: the second copy of each was a duplicate, so the
     // token_usage rows (the observed request and the output's estimate) keep the first machine.
     expect(second.duplicatesSkipped).toBe(2);

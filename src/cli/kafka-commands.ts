@@ -276,7 +276,10 @@ function summaryRows(s: WorkerSummary): Row[] {
 async function openSinkPatiently(target: SinkTarget, log: Logger, signal: AbortSignal): Promise<ClickHouseSink | undefined> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await ClickHouseSink.open(target);
+      const sink = await ClickHouseSink.open(target);
+      // The database the worker writes, named once (the server's URL without credentials).
+      log.info(`database: ${sink.description}`);
+      return sink;
     } catch (error) {
       if (signal.aborted) return undefined;
       // What needs a fix first (a data directory that is a file, read-only or in use; a server

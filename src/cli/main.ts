@@ -260,7 +260,7 @@ function positiveInt(name: string, value: string | undefined, fallback: number):
 
 function parseFormat(value: string): OutputFormat {
   if ((OUTPUT_FORMATS as readonly string[]).includes(value)) return value as OutputFormat;
-  throw new UsageError(`--format must be one of ${OUTPUT_FORMATS.join(', ')}, got ${JSON.stringify(value)}`);
+  throw new UsageError(`--format must be one of ${OUTPUT_FORMATS.join(', ')}, got ${JSON.stringify(value)}${didYouMean(value, OUTPUT_FORMATS)}`);
 }
 
 function summaryRows(counts: PipelineCounts, elapsedMs: number): Row[] {
@@ -505,7 +505,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         for (const problem of problems) io.err(`toolcanon: ${problem}`);
         return problems.length ? 1 : 0;
       }
-      if (which === undefined || !isImporterId(which)) throw new UsageError(`import needs one of ${IMPORTER_IDS.join(', ')}, or all`);
+      if (which === undefined || !isImporterId(which)) throw new UsageError(`import needs one of ${IMPORTER_IDS.join(', ')}, or all${which === undefined ? '' : `, got ${JSON.stringify(which)}${didYouMean(which, [...IMPORTER_IDS, 'all'])}`}`);
       const importer = await loadImporter(which);
       const targets = paths.length ? paths : importer.defaultPaths();
       if (targets.length === 0) throw new UsageError(`import ${which} needs at least one file or folder (it has no default location)`);

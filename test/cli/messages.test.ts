@@ -53,6 +53,8 @@ describe('item 9: a mistyped command or flag says the nearest one, in one line',
     expect(usageLine(toolcanon(['report', 'tools', '--by', 'namepsace']))).toBe('toolcanon: --by must be one of tool, namespace, kind, host for report tools, got "namepsace": did you mean namespace?');
     expect(usageLine(toolcanon(['export', 'otlp', '--endpiont', 'http://localhost:4318']))).toBe('toolcanon: unknown option --endpiont for export: did you mean --endpoint?');
     expect(usageLine(toolcanon(['consume', '--brokres', 'localhost:9092']))).toBe('toolcanon: unknown option --brokres for consume: did you mean --brokers?');
+    expect(usageLine(toolcanon(['import', 'cluade-code']))).toMatch(/^toolcanon: import needs one of claude-code, .*, got "cluade-code": did you mean claude-code\?$/);
+    expect(usageLine(toolcanon(['catalogue', '--format', 'jsno']))).toBe('toolcanon: --format must be one of table, json, csv, got "jsno": did you mean json?');
     expect(usageLine(toolcanon(['frobnicate']))).toBe('toolcanon: unknown command "frobnicate"');
     expect(usageLine(toolcanon(['report', 'tools', '--format']))).toBe('toolcanon: --format needs a value');
     // Never the parser's own text, whose quote is not closed.

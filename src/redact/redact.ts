@@ -90,6 +90,8 @@ function runRule(c: CompiledRule, text: string, base: number, out: Span[]): void
         }
       }
     }
+    // An unquoted value ends before trailing punctuation (`password: hunter2,` in a flow map).
+    if (!quoted && rule.caseInsensitive === true) while (end > start + 1 && (text.charCodeAt(end - 1) === 44 || text.charCodeAt(end - 1) === 59)) end--;
     const secret = text.slice(start, end);
     let kind = rule.kind;
     let keep = secret === '' || secret.startsWith('[REDACTED:');
@@ -241,6 +243,8 @@ function findInJson(text: string, out: Span[]): void {
     let p = m.index - 1;
     while (p >= 0 && isSpace(text.charCodeAt(p))) p--;
     const before = text.charCodeAt(p);
+    const item = before === 44 /* , */ || before === 91; /* [ */
+    if (item) findInArgvItem(value, content, contentStart, out);
     if (before === 44 /* , */ && argv.length > 0 && onlyCommaBetween(text, argvEnd, m.index)) argv.push({ value, content, contentStart });
     else {
       findInArgv(argv, out);
@@ -261,6 +265,18 @@ function onlyCommaBetween(text: string, from: number, to: number): boolean {
     if (c !== 44 && !isSpace(c)) return false;
   }
   return true;
+}
+
+const ASSIGNMENT_ITEM = /^([A-Za-z_][A-Za-z0-9_.\-]{0,80})=([\s\S]+)$/;
+
+/** An array item that is a whole assignment (`env PASSWORD=a b c`): its value is the rest of the item. */
+function findInArgvItem(value: string, content: string, contentStart: number, out: Span[]): void {
+  const m = ASSIGNMENT_ITEM.exec(value);
+  if (m === null) return;
+  const name = m[1] as string;
+  const v = m[2] as string;
+  if (!judgeNamed(name, v, { quoted: true })) return;
+  mapSpans([{ start: name.length + 1, end: value.length, kind: kindOfNamed('secret_assignment', name), order: ORDER_FIELD }], content, contentStart, out);
 }
 
 /** An argv read as one command line (items joined by spaces); what is found is moved back to its items. */

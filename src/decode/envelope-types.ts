@@ -114,6 +114,10 @@ export type McpToolsEvent = {
     readonly disabled: boolean;
     /** The tool's ui.resourceUri: surfaced to the app's UI. */
     readonly ui_resource_uri?: string;
+    /** The tool's description as the server listed it (tools/list `description`). With input_schema it makes the tool's definition, whose size is stored (definition_bytes, definition_tokens). */
+    readonly description?: string;
+    /** The tool's input JSON Schema as the server listed it (tools/list `inputSchema`), keys in the order listed. */
+    readonly input_schema?: Record<string, unknown>;
   }>;
   readonly event_id?: string;
 };

@@ -13,9 +13,9 @@ import { classifyContent, type ContentClass } from '../accounting/content-class.
 import type { DeadLetterReason, DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '../model/mcp.ts';
 import { observeDiscovery } from '../discovery/discovery.ts';
-import { deriveRegistrations } from '../mcp/registrations.ts';
+import { deriveRegistrations, type SnapshotTool } from '../mcp/registrations.ts';
 import { projectToolCall } from '../transform/project.ts';
-import { indexObject, type Members } from '../util/json-spans.ts';
+import { indexArray, indexObject, type Members } from '../util/json-spans.ts';
 import { redactBytes, redactCounted, redactJsonCounted, redactJsonText, redactShortCounted, redactText } from '../redact/redact.ts';
 
 export interface DecodeLimits {
@@ -453,9 +453,30 @@ function decodeMcp(
     ingested_at: ingestedAt,
   };
   const registrations = tools
-    ? deriveRegistrations(eventId, { ts, harness: event.harness, session_id: event.session_id, agent_id: agentId, host: m.host, device_id: m.device_id, server: event.server, client_id: event.client_id, mcp_initialized: tools.mcp_initialized, source, ingested_at: ingestedAt }, tools.tools)
+    ? deriveRegistrations(eventId, { ts, harness: event.harness, session_id: event.session_id, agent_id: agentId, host: m.host, device_id: m.device_id, server: event.server, client_id: event.client_id, mcp_initialized: tools.mcp_initialized, source, ingested_at: ingestedAt }, withDefinitions(tools.tools, received as McpToolsEvent, text))
     : [];
   return { kind: 'mcp', event: row, registrations };
+}
+
+/**
+ * The snapshot's tools with what their definition size is measured from, as received (sizes do
+ * not change with redaction): the description, and input_schema's own JSON text from the line
+ * (its key order and numbers as listed, which a parsed value would not keep).
+ */
+function withDefinitions(stored: McpToolsEvent['tools'], received: McpToolsEvent, text: string): McpToolsEvent['tools'] | SnapshotTool[] {
+  if (!received.tools.some((t) => t.description !== undefined || t.input_schema !== undefined)) return stored;
+  const toolsSpan = indexObject(text)?.members.get('tools');
+  const spans = toolsSpan === undefined ? undefined : indexArray(text, toolsSpan.start);
+  return stored.map((tool, i) => {
+    const got = received.tools[i];
+    const span = got?.input_schema === undefined ? undefined : spans?.[i];
+    const schema = span === undefined ? undefined : indexObject(text, span.start)?.members.get('input_schema');
+    return {
+      ...tool,
+      ...(got?.description === undefined ? {} : { description: got.description }),
+      ...(schema === undefined ? {} : { input_schema_json: text.slice(schema.start, schema.end) }),
+    };
+  });
 }
 
 const TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'context_window_tokens'] as const;

@@ -1272,7 +1272,7 @@ return errors === 0;
 validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const mcp_tools = validate23;
-const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://toolcanon.dev/schemas/mcp-tools-event.v1.schema.json","title":"toolcanon event envelope v1: mcp_tools","description":"A tools/list snapshot of one MCP server as the client registered it (ToolMetadataSnapshot). Tool names are qualified `server__tool` names (a harness's `mcp__` prefix is stripped); each must hold the separator `__` exactly once (SPEC section 2), otherwise the registration row is flagged.","type":"object","additionalProperties":false,"required":["schema","type","ts","harness","session_id","server","client_id","mcp_initialized","tools"],"properties":{"schema":{"const":"toolcanon.event/v1"},"type":{"const":"mcp_tools"},"ts":{"type":"string","maxLength":40,"pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},"harness":{"enum":["grok_build","grok_build_concise","grok_build_hashline","codex","opencode","memory","lsp","skills","mcp","claude_code","gemini_cli","qwen_code","copilot_cli"]},"session_id":{"type":"string","minLength":1,"maxLength":256},"agent_id":{"description":"The agent inside the session (a subagent), when it runs MCP clients of its own; absent or empty for the main agent.","type":"string","maxLength":256},"host":{"description":"The machine the event was recorded on (a host name), for one warehouse of many machines; absent or empty when unknown. toolcanon import sets it to the importing machine unless the event says.","type":"string","maxLength":256},"device_id":{"description":"A stable id of that machine (toolcanon import: derived from /etc/machine-id, or created once in the import state directory); absent or empty when unknown.","type":"string","maxLength":128},"server":{"description":"The MCP server's name as configured (the part before `__` in its tools' qualified names).","type":"string","minLength":1,"maxLength":256},"client_id":{"description":"The client instance connected to the server: a new connection (a restart, a reconnect) gets a new id. Lifecycle events of a replaced client are stale.","type":"string","minLength":1,"maxLength":256},"mcp_initialized":{"description":"Whether capability discovery has finished (search may rely on the index).","type":"boolean"},"tools":{"type":"array","maxItems":10000,"items":{"type":"object","additionalProperties":false,"required":["name","model_visible","disabled"],"properties":{"name":{"type":"string","minLength":1,"maxLength":512},"model_visible":{"type":"boolean"},"disabled":{"type":"boolean"},"ui_resource_uri":{"description":"The tool's ui.resourceUri: surfaced to the app's UI.","type":"string","minLength":1,"maxLength":2048}}}},"event_id":{"type":"string","minLength":1,"maxLength":128}}};
+const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://toolcanon.dev/schemas/mcp-tools-event.v1.schema.json","title":"toolcanon event envelope v1: mcp_tools","description":"A tools/list snapshot of one MCP server as the client registered it (ToolMetadataSnapshot). Tool names are qualified `server__tool` names (a harness's `mcp__` prefix is stripped); each must hold the separator `__` exactly once (SPEC section 2), otherwise the registration row is flagged.","type":"object","additionalProperties":false,"required":["schema","type","ts","harness","session_id","server","client_id","mcp_initialized","tools"],"properties":{"schema":{"const":"toolcanon.event/v1"},"type":{"const":"mcp_tools"},"ts":{"type":"string","maxLength":40,"pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"},"harness":{"enum":["grok_build","grok_build_concise","grok_build_hashline","codex","opencode","memory","lsp","skills","mcp","claude_code","gemini_cli","qwen_code","copilot_cli"]},"session_id":{"type":"string","minLength":1,"maxLength":256},"agent_id":{"description":"The agent inside the session (a subagent), when it runs MCP clients of its own; absent or empty for the main agent.","type":"string","maxLength":256},"host":{"description":"The machine the event was recorded on (a host name), for one warehouse of many machines; absent or empty when unknown. toolcanon import sets it to the importing machine unless the event says.","type":"string","maxLength":256},"device_id":{"description":"A stable id of that machine (toolcanon import: derived from /etc/machine-id, or created once in the import state directory); absent or empty when unknown.","type":"string","maxLength":128},"server":{"description":"The MCP server's name as configured (the part before `__` in its tools' qualified names).","type":"string","minLength":1,"maxLength":256},"client_id":{"description":"The client instance connected to the server: a new connection (a restart, a reconnect) gets a new id. Lifecycle events of a replaced client are stale.","type":"string","minLength":1,"maxLength":256},"mcp_initialized":{"description":"Whether capability discovery has finished (search may rely on the index).","type":"boolean"},"tools":{"type":"array","maxItems":10000,"items":{"type":"object","additionalProperties":false,"required":["name","model_visible","disabled"],"properties":{"name":{"type":"string","minLength":1,"maxLength":512},"model_visible":{"type":"boolean"},"disabled":{"type":"boolean"},"ui_resource_uri":{"description":"The tool's ui.resourceUri: surfaced to the app's UI.","type":"string","minLength":1,"maxLength":2048},"description":{"description":"The tool's description as the server listed it (tools/list `description`). With input_schema it makes the tool's definition, whose size is stored (definition_bytes, definition_tokens).","type":"string","maxLength":1000000},"input_schema":{"description":"The tool's input JSON Schema as the server listed it (tools/list `inputSchema`), keys in the order listed.","type":"object"}}}},"event_id":{"type":"string","minLength":1,"maxLength":128}}};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://toolcanon.dev/schemas/mcp-tools-event.v1.schema.json" */;
@@ -1547,7 +1547,7 @@ return false;
 else {
 const _errs25 = errors;
 for(const key1 in data12){
-if(!((((key1 === "name") || (key1 === "model_visible")) || (key1 === "disabled")) || (key1 === "ui_resource_uri"))){
+if(!((((((key1 === "name") || (key1 === "model_visible")) || (key1 === "disabled")) || (key1 === "ui_resource_uri")) || (key1 === "description")) || (key1 === "input_schema"))){
 validate23.errors = [{instancePath:instancePath+"/tools/" + i0,schemaPath:"#/properties/tools/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -1631,6 +1631,42 @@ var valid2 = _errs32 === errors;
 else {
 var valid2 = true;
 }
+if(valid2){
+if(data12.description !== undefined){
+let data17 = data12.description;
+const _errs34 = errors;
+if(errors === _errs34){
+if(typeof data17 === "string"){
+if(func2(data17) > 1000000){
+validate23.errors = [{instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/properties/tools/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000000},message:"must NOT have more than 1000000 characters"}];
+return false;
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/properties/tools/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs34 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data12.input_schema !== undefined){
+let data18 = data12.input_schema;
+const _errs36 = errors;
+if(!(data18 && typeof data18 == "object" && !Array.isArray(data18))){
+validate23.errors = [{instancePath:instancePath+"/tools/" + i0+"/input_schema",schemaPath:"#/properties/tools/items/properties/input_schema/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid2 = _errs36 === errors;
+}
+else {
+var valid2 = true;
+}
+}
+}
 }
 }
 }
@@ -1661,16 +1697,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_id !== undefined){
-let data17 = data.event_id;
-const _errs34 = errors;
-if(errors === _errs34){
-if(typeof data17 === "string"){
-if(func2(data17) > 128){
+let data19 = data.event_id;
+const _errs38 = errors;
+if(errors === _errs38){
+if(typeof data19 === "string"){
+if(func2(data19) > 128){
 validate23.errors = [{instancePath:instancePath+"/event_id",schemaPath:"#/properties/event_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data17) < 1){
+if(func2(data19) < 1){
 validate23.errors = [{instancePath:instancePath+"/event_id",schemaPath:"#/properties/event_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1681,7 +1717,7 @@ validate23.errors = [{instancePath:instancePath+"/event_id",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs34 === errors;
+var valid0 = _errs38 === errors;
 }
 else {
 var valid0 = true;

@@ -6,12 +6,16 @@ import { idOf } from '../util/hash.ts';
 import { qualifyMcpName } from '../canonical/mcp.ts';
 import type { McpToolRegistrationRow } from '../model/mcp.ts';
 import type { ToolVisibility } from '../model/mcp-vocabulary.ts';
+import { definitionSize } from './definitions.ts';
 
 export interface SnapshotTool {
   readonly name: string;
   readonly model_visible: boolean;
   readonly disabled: boolean;
   readonly ui_resource_uri?: string;
+  readonly description?: string;
+  /** input_schema's JSON text as received (its key order and numbers as listed). */
+  readonly input_schema_json?: string;
 }
 
 /**
@@ -35,6 +39,7 @@ export function deriveRegistrations(snapshotEventId: string, ctx: SnapshotContex
     const flags: McpToolRegistrationRow['flags'] = [];
     if (!parsed.ok) flags.push('bad_mcp_name');
     else if (parsed.server !== ctx.server) flags.push('server_mismatch');
+    const size = definitionSize(qualified, tool.description, tool.input_schema_json);
     // A name listed twice in one snapshot is one registration (the last listing wins).
     rows.set(qualified, {
       registration_id: idOf(snapshotEventId, qualified),
@@ -55,6 +60,8 @@ export function deriveRegistrations(snapshotEventId: string, ctx: SnapshotContex
       model_visible: tool.model_visible,
       disabled: tool.disabled,
       ui_resource_uri: tool.ui_resource_uri ?? '',
+      definition_bytes: size?.bytes ?? null,
+      definition_tokens: size?.tokens ?? null,
       mcp_initialized: ctx.mcp_initialized,
       flags,
       source: ctx.source,

@@ -107,6 +107,13 @@ export const mcpToolRegistrationRowSchema = z.object({
   model_visible: z.boolean(),
   disabled: z.boolean(),
   ui_resource_uri: z.string(),
+  /**
+   * UTF-8 bytes of the tool's definition as the model receives it (compact JSON of qualified
+   * name, description, input_schema: src/mcp/definitions.ts), and its estimated tokens (bytes / 4,
+   * SPEC §4); null when the snapshot listed neither description nor input_schema.
+   */
+  definition_bytes: z.number().int().nonnegative().nullable(),
+  definition_tokens: z.number().int().nonnegative().nullable(),
   mcp_initialized: z.boolean(),
   flags: z.array(z.enum(REGISTRATION_FLAGS)),
   source: z.string(),

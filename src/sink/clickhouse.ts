@@ -139,7 +139,7 @@ const MCP_SERVER_STATE_COLUMNS = [
 const MCP_TOOL_REGISTRATION_COLUMNS = [
   'registration_id', 'snapshot_event_id', 'ts', 'harness', 'session_id', 'agent_id', 'host', 'device_id', 'server', 'client_id',
   'qualified_name', 'name_qualified', 'mcp_server', 'mcp_tool', 'visibility', 'model_visible', 'disabled', 'ui_resource_uri',
-  'mcp_initialized', 'flags', 'source', 'ingested_at',
+  'definition_bytes', 'definition_tokens', 'mcp_initialized', 'flags', 'source', 'ingested_at',
 ] as const satisfies readonly (keyof McpToolRegistrationRow)[];
 
 /** The observation columns of discovery_events (what a recomputation reads back). */

@@ -417,6 +417,15 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE mcp_tool_registrations DELETE WHERE position(qualified_name, '__') = 0 AND NOT name_qualified SETTINGS mutations_sync = 2`,
     ],
   },
+  {
+    version: 12,
+    description: 'mcp_tool_registrations: the size of each tool\'s definition (bytes and estimated tokens) when the snapshot lists its description or input_schema',
+    // What a tool costs in every request it is visible in (docs/mcp.md, "What tools cost before
+    // they are called"). Rows stored before have no definition (NULL): snapshots could not carry one.
+    statements: [
+      `ALTER TABLE mcp_tool_registrations ADD COLUMN IF NOT EXISTS definition_bytes Nullable(UInt64) AFTER ui_resource_uri, ADD COLUMN IF NOT EXISTS definition_tokens Nullable(UInt64) AFTER definition_bytes`,
+    ],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (

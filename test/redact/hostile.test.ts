@@ -5,7 +5,8 @@
 // own string tests (no code of src/redact/).
 import { describe, expect, it } from 'vitest';
 import { decodeEvent, DEFAULT_LIMITS } from '../../src/decode/event.ts';
-import type { McpEventRow, ToolCallRow } from '../../src/model/records.ts';
+import type { McpEventRow } from '../../src/model/mcp.ts';
+import type { ToolCallRow } from '../../src/model/records.ts';
 
 const MARKER = /\[REDACTED:[a-z0-9_]+:[0-9a-f]{4}\]/g;
 // Fake tokens in their providers' shapes (random characters, never real credentials).

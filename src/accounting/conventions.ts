@@ -27,6 +27,8 @@ export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
   // The importer writes output_tokens with the thoughts inside on both of Qwen Code's paths (src/importers/qwen-code/README.md).
   qwen_code: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'Qwen Code usageMetadata from OpenAI-compatible providers: promptTokenCount = prompt_tokens (cached inside), candidatesTokenCount = completion_tokens (reasoning inside)' },
   copilot_cli: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'Copilot CLI modelMetrics: inputTokens includes cacheReadTokens and cacheWriteTokens; outputTokens includes reasoningTokens' },
+  // The importer takes the cache out of input on pi's Google paths, which keep it inside (src/importers/pi-agent/README.md).
+  pi_agent: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'pi-ai Usage {input, output, cacheRead, cacheWrite}: input excludes the cache buckets; output includes reasoning (Anthropic thinking, OpenAI reasoning, Google thoughts)' },
 };
 
 export interface ObservedFigures {

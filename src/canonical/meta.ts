@@ -49,6 +49,7 @@ export const TOOL_NAMESPACES = [
   'gemini_cli',
   'qwen_code',
   'copilot_cli',
+  'pi_agent',
 ] as const;
 export type ToolNamespace = (typeof TOOL_NAMESPACES)[number];
 

@@ -371,6 +371,24 @@ export const CATALOGUE = [
   { ns: 'copilot_cli', name: 'fetch_copilot_cli_documentation', kind: 'read', label: 'Read Copilot CLI docs', readOnly: true,
     input: null, large: [], specific: [] },
 
+  // ---------------------------------------------------------------- pi_agent (badlogic/pi-mono packages/coding-agent/src/core/tools/*.ts)
+  // The seven built-in tools and their TypeBox schemas (read.ts: path, offset 1-based, limit).
+  { ns: 'pi_agent', name: 'read', kind: 'read', label: 'Read file', readOnly: true,
+    input: { path: ['path'], offset: ['offset'], limit: ['limit'] }, large: [], specific: [],
+    note: 'offset is a 1-based line, limit a count of lines' },
+  { ns: 'pi_agent', name: 'write', kind: 'edit', label: 'Write file', readOnly: false,
+    input: { path: ['path'] }, large: ['content'], specific: [] },
+  { ns: 'pi_agent', name: 'edit', kind: 'edit', label: 'Edit file', readOnly: false,
+    input: { path: ['path'] }, large: ['oldText', 'newText'], specific: [] },
+  { ns: 'pi_agent', name: 'bash', kind: 'execute', label: 'Run command', readOnly: false,
+    input: { command: ['command'] }, large: [], specific: ['timeout'], note: 'timeout in seconds' },
+  { ns: 'pi_agent', name: 'grep', kind: 'search', label: 'Search file contents', readOnly: true,
+    input: { pattern: ['pattern'], path: ['path'], limit: ['limit'] }, large: [], specific: ['glob', 'ignoreCase', 'literal', 'context'] },
+  { ns: 'pi_agent', name: 'find', kind: 'search', label: 'Find files', readOnly: true,
+    input: { pattern: ['pattern'], path: ['path'], limit: ['limit'] }, large: [], specific: [] },
+  { ns: 'pi_agent', name: 'ls', kind: 'read', label: 'List directory', readOnly: true,
+    input: { directory: ['path'], limit: ['limit'] }, large: [], specific: [] },
+
   // ---------------------------------------------------------------- MCP meta-tools (any harness)
   // MCP tools are reachable through these two stable entry points (SPEC §1). A use_tool call is
   // attributed to the tool it names; its projection comes from tool_input.

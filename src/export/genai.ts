@@ -57,6 +57,8 @@ const PROVIDER_BY_HARNESS: Readonly<Record<Harness, string | undefined>> = {
   // GitHub's own API: neither names one provider.
   qwen_code: undefined,
   copilot_cli: undefined,
+  // pi runs any provider (Anthropic, OpenAI, Google, Bedrock, Mistral, OpenAI-compatible ones).
+  pi_agent: undefined,
   // opencode runs any provider: its model ids say which ("openai/gpt-5", "anthropic/…").
   opencode: undefined,
   // MCP tool calls carry no model provider of their own.

@@ -22,6 +22,8 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./qwen-code/index.ts')).qwenCodeImporter;
     case 'copilot-cli':
       return async () => (await import('./copilot-cli/index.ts')).copilotCliImporter;
+    case 'pi-agent':
+      return async () => (await import('./pi-agent/index.ts')).piAgentImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

@@ -45,7 +45,7 @@ interface Format {
 
 function format(id: ImporterId): Format {
   const suite = `the ${id} importer fuzz test`;
-  const known = (id: string): id is 'claude-code' | 'codex' | 'opencode' | 'otlp' | 'acp' | 'gemini-cli' | 'qwen-code' | 'copilot-cli' => ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli', 'qwen-code', 'copilot-cli'].includes(id);
+  const known = (id: string): id is 'claude-code' | 'codex' | 'opencode' | 'otlp' | 'acp' | 'gemini-cli' | 'qwen-code' | 'copilot-cli' | 'pi-agent' => ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli', 'qwen-code', 'copilot-cli', 'pi-agent'].includes(id);
   if (!known(id)) {
     // An importer registered after this suite was written: it is fuzzed once it has a format here.
     console.warn(`\n!! SKIPPING ${suite}: no format for it in test/fuzz/importers.test.ts (add its seed files and context records there).\n`);
@@ -135,6 +135,16 @@ function format(id: ImporterId): Format {
         // Session starts, resumes, model changes and user messages set the session's model and
         // turn for the events after them.
         contextRecord: (r) => ['session.start', 'session.resume', 'session.model_change', 'user.message'].includes(String(r['type'])),
+      };
+    }
+    case 'pi-agent': {
+      const dir = join(IMPORTER_FIXTURES, 'fixtures-pi-agent', 'sessions', '--home-ada-src-orbit--');
+      return {
+        pool: lines([join(dir, '2026-11-02T08-00-00-000Z_8f14e45f-ceea-467e-9a3b-2c1d5e6f7a80.jsonl'), join(dir, '2026-11-02T09-00-00-000Z_c9f0f895-fb98-4b91-8e4d-7a6b5c4d3e21.jsonl')]),
+        fileName: '2026-11-02T08-00-00-000Z_8f14e45f-ceea-467e-9a3b-2c1d5e6f7a80.jsonl',
+        oneRecordPerLine: true,
+        // The header (session id, fork time) and user messages (the turn) only set context.
+        contextRecord: (r) => r['type'] === 'session' || (typeof r['message'] === 'object' && r['message'] !== null && (r['message'] as Record<string, unknown>)['role'] === 'user'),
       };
     }
     default: {

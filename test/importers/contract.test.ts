@@ -169,6 +169,20 @@ function contractCase(id: ImporterId): ContractCase {
         eventsInBound: false,
       };
     }
+    case 'pi-agent': {
+      const dir = join(FIXTURES, 'fixtures-pi-agent', 'sessions', '--home-ada-src-orbit--');
+      const main = join(dir, '2026-11-02T08-00-00-000Z_8f14e45f-ceea-467e-9a3b-2c1d5e6f7a80.jsonl');
+      return {
+        pool: [...linesOf(main), ...linesOf(join(dir, '2026-11-02T09-00-00-000Z_c9f0f895-fb98-4b91-8e4d-7a6b5c4d3e21.jsonl'))],
+        cleanFile: main,
+        fileName: '2026-11-02T08-00-00-000Z_8f14e45f-ceea-467e-9a3b-2c1d5e6f7a80.jsonl',
+        oneRecordPerLine: true,
+        // An assistant line holds a usage and several calls (handed out pending at the end):
+        // only the counters of lines that yield nothing else are bounded.
+        perRecordCounter: (key) => key !== 'output_truncated' && key !== 'repeated_call',
+        eventsInBound: false,
+      };
+    }
     default: {
       const unhandled: never = id;
       throw new Error(`No contract case for ${String(unhandled)}`);

@@ -104,10 +104,17 @@ export class Interruption {
   }
 }
 
-/** The line of an interrupted run of these inputs: events of them stored now, and before the run. */
-export function interruptedLine(storedNow: number, storedBefore: number | undefined): string {
+/**
+ * The line of an interrupted run of these inputs: events of them stored now, and before the run.
+ * `stdin`: whether stdin was one of them, or all (its events have no file name to be counted by).
+ */
+export function interruptedLine(storedNow: number, storedBefore: number | undefined, stdin: 'no' | 'also' | 'only' = 'no'): string {
+  const again = 'run the same command again to store the rest (what is stored already is kept once)';
+  const fromStdin = "stdin's events up to the last batch written (not counted: stdin has no name)";
+  if (stdin === 'only') return `interrupted: ${fromStdin} are stored; ${again}`;
   const byRun = storedBefore === undefined ? '' : ` (${Math.max(0, storedNow - storedBefore)} by this run)`;
-  return `interrupted: ${storedNow} event(s) of these inputs are stored${byRun}; run the same command again to store the rest (what is stored already is kept once)`;
+  const inputs = stdin === 'also' ? 'input files' : 'inputs';
+  return `interrupted: ${storedNow} event(s) of these ${inputs} are stored${byRun}${stdin === 'also' ? `, and ${fromStdin}` : ''}; ${again}`;
 }
 
 /** Runs `run` with SIGINT handled as above (the handler removed after). */
@@ -118,4 +125,10 @@ export async function interruptible<T>(err: (line: string) => void, run: (stop: 
   } finally {
     stop.dispose();
   }
+}
+
+/** Whether stdin (`-`) is among a replay's inputs: none, one of them, or the only one. */
+export function stdinOf(inputs: readonly { readonly path: string }[]): 'no' | 'also' | 'only' {
+  const n = inputs.filter((f) => f.path === '-').length;
+  return n === 0 ? 'no' : n === inputs.length ? 'only' : 'also';
 }

@@ -27,7 +27,7 @@ import { describeKafkaFailure } from '../kafka/errors.ts';
 import { SinkError } from '../sink/errors.ts';
 import { existingDatabase, NoDatabaseError } from './database.ts';
 import { alreadyStoredLine, storedBeforeImport, storedBeforeReplay, withAlreadyStored } from './resume.ts';
-import { INTERRUPTED_EXIT_CODE, Interrupted, interruptedLine, interruptible } from './interrupt.ts';
+import { INTERRUPTED_EXIT_CODE, Interrupted, interruptedLine, interruptible, stdinOf } from './interrupt.ts';
 
 const USAGE = `Usage: toolcanon <command> [options]
 
@@ -453,7 +453,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         } finally {
           progress.done();
         }
-      }, async (sink) => interruptedLine(await storedBeforeReplay(sink, files.map((f) => f.path)), alreadyStored))));
+      }, async (sink) => interruptedLine(await storedBeforeReplay(sink, files.map((f) => f.path)), alreadyStored, stdinOf(files)))));
       const replayRows = withAlreadyStored(summaryRows(counts, performance.now() - started), alreadyStored, 'events_read');
       if (torn.length > 0) replayRows.splice(replayRows.findIndex((r) => r['metric'] === 'blank_lines_skipped') + 1, 0, { metric: 'torn_last_lines_unread', value: torn.length });
       io.out(renderRows(replayRows, format));

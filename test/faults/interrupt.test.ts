@@ -3,12 +3,13 @@
 // next write, prints one line saying how many events of its input are stored, and exits 130
 // (128 + SIGINT), not killed by the signal with nothing said. The number is what the database
 // holds (read from outside the process) and what the rerun reports as already stored.
-import { mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../helpers/db.ts';
-import { cli, committedParts, metrics, startCli, waitUntil, writeAcpCapture, writeReplayInput } from '../helpers/faults.ts';
-import { dumpInChild, type TableDump } from '../helpers/worker.ts';
+import { cli, committedParts, metrics, startCli, waitUntil, writeAcpCapture, writeReplayInput, type CliRun } from '../helpers/faults.ts';
+import { BIN, dumpInChild, generateEvents, ROOT, type TableDump } from '../helpers/worker.ts';
 
 const tmp = makeTempDir('interrupt');
 afterAll(() => tmp.cleanup());
@@ -82,5 +83,28 @@ describe('SIGINT during replay and import', () => {
     const again = await cli(args);
     expect(again.code, again.stderr).toBe(0);
     expect(metrics(again.stdout)).toMatchObject({ events_emitted: calls, events_already_stored: stored });
+  }, 300_000);
+
+  it('replay - (stdin, through the child bin/toolcanon.mjs starts for it): the line says stdin is not counted, exit 130', async () => {
+    const file = join(tmp.dir, 'stdin.jsonl');
+    writeFileSync(file, `${generateEvents('sigint-stdin', 60_000, 60).lines.join('\n')}\n`);
+    const db = join(tmp.dir, 'stdin');
+    const fd = openSync(file, 'r');
+    const child = spawn(process.execPath, [BIN, 'replay', '-', '--db', db, '--no-progress'], { cwd: ROOT, stdio: [fd, 'pipe', 'pipe'] });
+    closeSync(fd);
+    const run: CliRun = {
+      child,
+      stdout: '',
+      stderr: '',
+      exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
+    };
+    child.stdout?.setEncoding('utf8').on('data', (c: string) => (run.stdout += c));
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => (run.stderr += c));
+    expect(await waitUntil(run, () => committedParts(db, 'token_usage').length > 0), `the run ended before it committed anything: ${run.stderr}`).toBe(true);
+    child.kill('SIGINT');
+    expect(await run.exited, run.stderr).toEqual({ code: 130, signal: null });
+    expect(reportLines(run.stderr)).toEqual([
+      "toolcanon: interrupted: stdin's events up to the last batch written (not counted: stdin has no name) are stored; run the same command again to store the rest (what is stored already is kept once)",
+    ]);
   }, 300_000);
 });

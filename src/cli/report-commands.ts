@@ -127,18 +127,38 @@ export const REPORTS: readonly ReportDeclaration[] = [
   },
   sqlReport('breaches', BREACHES_REPORT_SQL, ['Sessions that crossed the context threshold: when, at what %']),
   sqlReport('drift', DRIFT_REPORT_SQL, ['Estimated (bytes/4) vs observed tokens per harness / model / content class']),
-  sqlReport('mcp', MCP_REPORT_SQL, [
-    'Per MCP server: share of time connected, reconnects (since when), stale',
-    'disconnects, restart-policy flags, tools by visibility, calls and errors',
-  ]),
+  {
+    name: 'mcp',
+    options: '[--prices FILE]',
+    flags: [...SCOPE_FLAGS, 'prices'],
+    help: [
+      'Per MCP server: share of time connected, reconnects (since when), stale',
+      'disconnects, restart-policy flags, tools by visibility, what their',
+      'definitions cost per request and in all (tokens, USD), calls and errors',
+    ],
+    run: async (r) => {
+      // The definitions' cost needs the price table: loaded only here.
+      const { PriceTable } = await import('../cost/prices.ts');
+      const { withDefinitionCost } = await import('../report/definitions.ts');
+      const prices = PriceTable.withOverrides(r.flags.prices);
+      const rows = await r.withSink(async (sink) => withDefinitionCost(sink, await sink.queryDisplayRows(scoped(MCP_REPORT_SQL, r)), 'server', prices, r.scope));
+      r.io.out(renderRows(rows, r.format));
+    },
+  },
   {
     name: 'discovery',
     groupings: DISCOVERY_REPORT_GROUPINGS,
+    options: '[--prices FILE]',
+    flags: [...SCOPE_FLAGS, 'prices'],
     help: [
       'Tool discovery: searches per turn, budget exhaustion, not-in-active-set',
-      'recoveries per model; per tool: reached through search or directly',
+      'recoveries per model; per tool: reached through search or directly, what',
+      'its definition costs while visible, and whether to keep it inline',
     ],
     run: async (r) => {
+      const { PriceTable } = await import('../cost/prices.ts');
+      const { withDefinitionCost } = await import('../report/definitions.ts');
+      const prices = PriceTable.withOverrides(r.flags.prices);
       await r.withSink(async (sink) => {
         if (r.by === 'host') {
           r.io.out(renderRows(await sink.queryDisplayRows(scoped(DISCOVERY_BY_HOST_SQL, r)), r.format));
@@ -152,7 +172,7 @@ export const REPORTS: readonly ReportDeclaration[] = [
         }
         if (both || r.by === 'tool') {
           if (both) r.io.out('\nDiscovery per MCP tool');
-          r.io.out(renderRows(await sink.queryDisplayRows(scoped(DISCOVERY_BY_TOOL_SQL, r)), r.format));
+          r.io.out(renderRows(await withDefinitionCost(sink, await sink.queryDisplayRows(scoped(DISCOVERY_BY_TOOL_SQL, r)), 'tool', prices, r.scope), r.format));
         }
       });
     },

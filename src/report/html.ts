@@ -12,6 +12,7 @@ import {
   BREACHES_REPORT_SQL,
   DEAD_LETTERS_REPORT_SQL,
   DISCOVERY_BY_MODEL_SQL,
+  DISCOVERY_BY_TOOL_SQL,
   DISCOVERY_FUNNEL_SQL,
   DRIFT_REPORT_SQL,
   MCP_REPORT_SQL,
@@ -22,6 +23,11 @@ import { formatUsd, type PriceTable } from '../cost/prices.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { applyScope, type ReportScope } from './scope.ts';
 import { usageReportRows } from './usage.ts';
+import { withDefinitionCost } from './definitions.ts';
+import { byCodeUnits } from '../util/walk.ts';
+
+/** The tools whose definitions cost the most over the requests they were visible in: at most this many. */
+const TOP_DEFINITION_COSTS = 10;
 
 /** The package root: the same two levels up from src/report/ and from dist/report/. */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -108,7 +114,17 @@ export async function collectReportData(sink: ClickHouseSink, options: HtmlRepor
   // Dead letters carry no event time and no harness: always the whole table.
   const deadLetters = await sink.queryDisplayRows(DEAD_LETTERS_REPORT_SQL);
   const drift = await q(DRIFT_REPORT_SQL);
-  const mcp = await q(MCP_REPORT_SQL);
+  const mcp = await withDefinitionCost(sink, await q(MCP_REPORT_SQL), 'server', options.prices, scope);
+  // What tools cost before they are called: report discovery --by tool's rows, the costliest first.
+  const definitionCosts = (await withDefinitionCost(sink, await q(DISCOVERY_BY_TOOL_SQL), 'tool', options.prices, scope))
+    .filter((r) => num(r['definition_tokens_total']) > 0)
+    .sort((a, b) => num(b['definition_tokens_total']) - num(a['definition_tokens_total']) || byCodeUnits(String(a['tool']), String(b['tool'])))
+    .slice(0, TOP_DEFINITION_COSTS)
+    .map((r) => ({
+      tool: r['tool'], server: r['server'], definition_tokens: r['definition_tokens'], requests_while_visible: r['requests_while_visible'],
+      definition_tokens_total: r['definition_tokens_total'], definition_cost_usd: r['definition_cost_usd'], cost_flags: r['definition_cost_flags'],
+      calls: r['calls'], advice: r['advice'],
+    }));
   const discovery = await q(DISCOVERY_BY_MODEL_SQL);
   // The funnel: each step a subset of the step it names; calls without a turn id counted apart.
   const funnel = await q(DISCOVERY_FUNNEL_SQL);
@@ -199,6 +215,7 @@ export async function collectReportData(sink: ClickHouseSink, options: HtmlRepor
     dead_letters: deadLetters,
     drift,
     mcp,
+    definition_costs: definitionCosts,
     discovery,
     funnel,
     context: [...context.values()],

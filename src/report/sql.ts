@@ -1,5 +1,6 @@
 // Reports over the analytics tables. Each reads deduplicated data (FINAL), so a replayed input
 // never doubles a figure.
+import { DEFINITION_OVERHEAD_CTES, REQUESTS_PER_DIRECT_CALL } from './definitions.ts';
 
 /** One row of a report or a query, as printed (see cli/format.ts). */
 export type Row = Readonly<Record<string, unknown>>;
@@ -83,7 +84,10 @@ export const DRIFT_REPORT_SQL = `SELECT harness, model, drift_content_class AS c
  * Per MCP server (SPEC §7): how it behaved (share of observed time connected, reconnects and
  * since when, stale disconnects, restarts and restart-policy flags), which tools the model could
  * see (visibility in the latest snapshot of each session), and how its tools fared when called.
- * A server's lifecycle figures are summed over the sessions it appeared in.
+ * A server's lifecycle figures are summed over the sessions it appeared in. What its tools cost
+ * before they are called: the estimated tokens of the model-visible tools of its latest snapshots
+ * (per request now), the requests any of its tools was visible in and the tokens that put on them
+ * (src/report/definitions.ts; the USD figure is added by withDefinitionCost).
  */
 export const MCP_REPORT_SQL = `WITH
   per_session AS (
@@ -143,6 +147,20 @@ export const MCP_REPORT_SQL = `WITH
       WHERE event_kind = 'tools' GROUP BY session_id, agent_id, server)
     GROUP BY server
   ),
+  -- What the model-visible tools of each session's latest snapshot cost per request (estimated
+  -- tokens of their definitions), and what they cost over every request while visible.
+  definitions AS (
+    SELECT server, sum(t) AS definition_tokens FROM (
+      SELECT server, qualified_name, argMax(definition_tokens, (ts, snapshot_event_id)) AS t
+      FROM mcp_tool_registrations FINAL
+      WHERE visibility = 'model_visible' AND (session_id, agent_id, server, snapshot_event_id) IN (
+        SELECT session_id, agent_id, server, argMax(event_id, (ts, event_id)) FROM mcp_events FINAL
+        WHERE event_kind = 'tools' GROUP BY session_id, agent_id, server)
+      GROUP BY server, qualified_name)
+    GROUP BY server
+  ),
+  ${DEFINITION_OVERHEAD_CTES},
+  overhead AS (SELECT server, uniqExact(session_id, event_id) AS requests, sum(t) AS tokens FROM tool_overhead GROUP BY server),
   calls AS (
     SELECT mcp_server AS server, count() AS calls, countIf(status = 'error') AS errors
     FROM tool_calls FINAL WHERE ${MCP_CALL} GROUP BY server
@@ -166,12 +184,17 @@ SELECT s.server AS server,
     tools.tools_search_only AS search_only,
     tools.tools_disabled AS disabled,
     tools.tools_flagged AS bad_names,
+    definitions.definition_tokens AS definition_tokens,
+    ifNull(overhead.requests, 0) AS requests_while_visible,
+    if(requests_while_visible = 0, 0, overhead.tokens) AS definition_tokens_total,
     calls.calls AS calls,
     round(calls.errors / calls.calls, 4) AS error_share
   FROM servers AS s
   LEFT JOIN lifecycle ON lifecycle.server = s.server
   LEFT JOIN policy ON policy.server = s.server
   LEFT JOIN tools ON tools.server = s.server
+  LEFT JOIN definitions ON definitions.server = s.server
+  LEFT JOIN overhead ON overhead.server = s.server
   LEFT JOIN calls ON calls.server = s.server
   ORDER BY reconnects + restarts + stale_disconnects DESC, calls DESC, server
   SETTINGS join_use_nulls = 1`;
@@ -270,6 +293,15 @@ SELECT tupleElement(x, 1) AS step, tupleElement(x, 2) AS of_step, tupleElement(x
  * not found, found and never called (a refused call did not run). A search "looked for" a tool when a word of its query is
  * the tool's own name or its qualified name (`deploy_service to staging` looks for
  * `k8s__deploy_service`); it "listed" it when its result named it.
+ *
+ * And what the tool costs before it is called (src/report/definitions.ts): its latest known
+ * definition size in estimated tokens, the requests it was model-visible in and the tokens that
+ * put on them (the USD figure is added by withDefinitionCost), and the advice: `keep inline` when
+ * a model refused it as not in the active set did not search for it, `make discoverable` when it
+ * was visible and never, or rarely (fewer than one direct call per REQUESTS_PER_DIRECT_CALL
+ * requests while visible), called directly, `keep inline` when it was called directly, else
+ * `discoverable works` when it was called after a search, else `remove or rename` (never called:
+ * never searched for, searched for and not found, or found and not used).
  */
 export const DISCOVERY_BY_TOOL_SQL = `WITH
   d AS (SELECT * FROM discovery_events FINAL),
@@ -298,11 +330,18 @@ export const DISCOVERY_BY_TOOL_SQL = `WITH
     GROUP BY k.tool
   ),
   refused AS (
-    SELECT k.tool AS tool, count() AS refusals, countIf(r.recovered) AS recovered
-    FROM known AS k CROSS JOIN (SELECT refused_tool, recovered FROM d WHERE discovery_kind = 'refusal' AND refused_tool != '') AS r
+    SELECT k.tool AS tool, count() AS refusals, countIf(r.recovered) AS recovered, countIf(NOT r.recovery_searched) AS unsearched
+    FROM known AS k CROSS JOIN (SELECT refused_tool, recovered, recovery_searched FROM d WHERE discovery_kind = 'refusal' AND refused_tool != '') AS r
     WHERE k.tool = r.refused_tool OR endsWith(k.tool, concat('__', r.refused_tool))
     GROUP BY k.tool
-  )
+  ),
+  -- The tool's latest known definition size, and what it cost over every request while visible.
+  defs AS (
+    SELECT qualified_name AS tool, argMax(definition_tokens, (definition_tokens IS NOT NULL, ts, snapshot_event_id)) AS definition_tokens
+    FROM mcp_tool_registrations FINAL GROUP BY tool
+  ),
+  ${DEFINITION_OVERHEAD_CTES},
+  overhead AS (SELECT tool, uniqExact(session_id, event_id) AS requests, sum(t) AS tokens FROM tool_overhead GROUP BY tool)
 SELECT k.tool AS tool,
     splitByString('__', k.tool)[1] AS server,
     ifNull(visibility.visibility, '') AS visibility,
@@ -320,12 +359,24 @@ SELECT k.tool AS tool,
       listed_by_search = 0 AND looked_for = 0, 'never searched for',
       calls_direct = 0 AND calls_after_search = 0, 'found, never called',
       calls_after_search = 0, 'called only directly',
-      'called directly and after search') AS verdict
+      'called directly and after search') AS verdict,
+    defs.definition_tokens AS definition_tokens,
+    ifNull(overhead.requests, 0) AS requests_while_visible,
+    if(requests_while_visible = 0, 0, overhead.tokens) AS definition_tokens_total,
+    multiIf(
+      ifNull(refused.unsearched, 0) > 0, 'keep inline',
+      (requests_while_visible > 0 OR visibility = 'model_visible')
+        AND (calls_direct = 0 OR calls_direct * ${REQUESTS_PER_DIRECT_CALL} < requests_while_visible), 'make discoverable',
+      calls_direct > 0, 'keep inline',
+      calls_after_search > 0, 'discoverable works',
+      'remove or rename') AS advice
   FROM known AS k
   LEFT JOIN mcp ON mcp.tool = k.tool
   LEFT JOIN visibility ON visibility.tool = k.tool
   LEFT JOIN called ON called.tool = k.tool
   LEFT JOIN searched ON searched.tool = k.tool
   LEFT JOIN refused ON refused.tool = k.tool
+  LEFT JOIN defs ON defs.tool = k.tool
+  LEFT JOIN overhead ON overhead.tool = k.tool
   ORDER BY calls DESC, listed_by_search DESC, tool
   SETTINGS join_use_nulls = 1`;

@@ -29,7 +29,8 @@
     return String(flags || '').split(' ').filter(Boolean).map(function (f) {
       var m = /^([a-z_]+)(?::(.*))?=(\d+)$/.exec(f);
       if (!m) return f;
-      var what = m[1] === 'unknown_price' ? 'no price for ' + m[2] : m[1] === 'above_price_limit' ? m[2] + ' above its priced prompt size' : 'no model named';
+      var what = m[1] === 'unknown_price' ? 'no price for ' + m[2] : m[1] === 'above_price_limit' ? m[2] + ' above its priced prompt size' :
+        m[1] === 'definition_unknown' ? 'a tool listed without its definition' : 'no model named';
       return what + ' (' + fmtInt(m[3]) + ' request' + (m[3] === '1' ? '' : 's') + ')';
     }).join('; ');
   }
@@ -318,6 +319,7 @@
       ], fmtInt, true);
     }, 'No MCP tool calls in this scope.');
     renderMcpTable();
+    renderDefinitionCosts();
     draw('discovery', function () {
       // Turns, each step a subset of the step it names (of_step); calls without a turn id are
       // not placed in any step, and each step says how many sessions that leaves out.
@@ -341,6 +343,15 @@
     var cols = [['server', 'server'], ['state', 'state'], ['since', 'since', 'time'], ['connected_share', 'connected', 'pct'], ['reconnects', 'reconnects', 'int'], ['flapping_since', 'flapping since', 'time'],
       ['restarts', 'restarts', 'int'], ['restart_flags', 'restart flags', 'list'], ['model_visible', 'tools visible', 'int'], ['search_only', 'search only', 'int'], ['calls', 'calls', 'int'], ['error_share', 'errors', 'pct']];
     fillTable(document.getElementById('mcp-table'), cols, rows, false);
+  }
+
+  function renderDefinitionCosts() {
+    var card = document.getElementById('definitions-card');
+    var rows = data.definition_costs || [];
+    if (!rows.length) { card.hidden = true; return; }
+    var cols = [['tool', 'tool'], ['definition_tokens', 'tokens per request', 'int'], ['requests_while_visible', 'requests while visible', 'int'],
+      ['definition_tokens_total', 'tokens in all', 'int'], ['definition_cost_usd', 'cost', 'usd'], ['calls', 'calls', 'int'], ['advice', 'advice']];
+    fillTable(document.getElementById('definitions-table'), cols, rows, false);
   }
 
   // ---- context per session --------------------------------------------------------------------

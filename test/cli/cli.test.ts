@@ -164,7 +164,12 @@ describe('first contact (issue 13): a new user on a database that does not exist
   it('says in one line, and exits 1, when what was replayed or imported was not what it expects', () => {
     const junk = toolcanon(['replay', join(ROOT, 'README.md'), ...fresh('junk')]);
     expect(junk.code).toBe(1);
-    expect(junk.stderr).toMatch(/toolcanon: \d+ of \d+ event\(s\) were dead letters \(\d+ invalid_json.*\): expected JSONL lines of toolcanon.event\/v1/);
+    // The README holds no envelope line: none of its lines is an event.
+    expect(junk.stderr).toMatch(/toolcanon: none of the \d+ event\(s\) was recognised \(\d+ invalid_json\): expected JSONL lines of toolcanon.event\/v1/);
+    // A file with some events among other lines says how many were dead letters.
+    const mixed = join(tmp.dir, 'mixed.jsonl');
+    writeFileSync(mixed, `${readFileSync(join(ROOT, 'fixtures/codex/calls.jsonl'), 'utf8').split('\n')[0]}\nnot json\nnor this\n`);
+    expect(toolcanon(['replay', mixed, ...fresh('mixed')]).stderr).toMatch(/toolcanon: 2 of 3 event\(s\) were dead letters \(2 invalid_json\): expected JSONL lines of toolcanon.event\/v1/);
     expect(toolcanon(['replay', join(ROOT, 'README.md'), '--allow-dead-letters', ...fresh('junk')]).code).toBe(0);
     const wrong = toolcanon(['import', 'acp', join(ROOT, 'fixtures/grok_build'), ...fresh('wrong')]);
     expect(wrong.code).toBe(1);

@@ -29,6 +29,7 @@ export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
   copilot_cli: { inputIncludesCache: true, outputIncludesReasoning: true, note: 'Copilot CLI modelMetrics: inputTokens includes cacheReadTokens and cacheWriteTokens; outputTokens includes reasoningTokens' },
   // The importer takes the cache out of input on pi's Google paths, which keep it inside (src/importers/pi-agent/README.md).
   pi_agent: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'pi-ai Usage {input, output, cacheRead, cacheWrite}: input excludes the cache buckets; output includes reasoning (Anthropic thinking, OpenAI reasoning, Google thoughts)' },
+  openclaw: { inputIncludesCache: false, outputIncludesReasoning: true, note: "OpenClaw embeds pi's session manager: the same pi-ai Usage buckets as pi_agent" },
 };
 
 export interface ObservedFigures {

@@ -50,6 +50,7 @@ export const TOOL_NAMESPACES = [
   'qwen_code',
   'copilot_cli',
   'pi_agent',
+  'openclaw',
 ] as const;
 export type ToolNamespace = (typeof TOOL_NAMESPACES)[number];
 

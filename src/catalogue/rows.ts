@@ -389,6 +389,17 @@ export const CATALOGUE = [
   { ns: 'pi_agent', name: 'ls', kind: 'read', label: 'List directory', readOnly: true,
     input: { directory: ['path'], limit: ['limit'] }, large: [], specific: [] },
 
+  // ---------------------------------------------------------------- openclaw (openclaw/openclaw src/agents/pi-tools.read.ts, pi-tools.params.ts)
+  // pi's read / write / edit, wrapped to take Claude's parameter names too (CLAUDE_PARAM_GROUPS:
+  // file_path, old_string, new_string); file_path is what the real transcripts show.
+  { ns: 'openclaw', name: 'read', kind: 'read', label: 'Read file', readOnly: true,
+    input: { path: ['path', 'file_path'], offset: ['offset'], limit: ['limit'] }, large: [], specific: [],
+    note: 'offset is a 1-based line, limit a count of lines (pi read)' },
+  { ns: 'openclaw', name: 'write', kind: 'edit', label: 'Write file', readOnly: false,
+    input: { path: ['path', 'file_path'] }, large: ['content'], specific: [] },
+  { ns: 'openclaw', name: 'edit', kind: 'edit', label: 'Edit file', readOnly: false,
+    input: { path: ['path', 'file_path'] }, large: ['oldText', 'newText', 'old_string', 'new_string'], specific: [] },
+
   // ---------------------------------------------------------------- MCP meta-tools (any harness)
   // MCP tools are reachable through these two stable entry points (SPEC §1). A use_tool call is
   // attributed to the tool it names; its projection comes from tool_input.

@@ -59,6 +59,8 @@ const PROVIDER_BY_HARNESS: Readonly<Record<Harness, string | undefined>> = {
   copilot_cli: undefined,
   // pi runs any provider (Anthropic, OpenAI, Google, Bedrock, Mistral, OpenAI-compatible ones).
   pi_agent: undefined,
+  // OpenClaw runs any provider too (the sessions log openai-codex, ollama, anthropic, …).
+  openclaw: undefined,
   // opencode runs any provider: its model ids say which ("openai/gpt-5", "anthropic/…").
   opencode: undefined,
   // MCP tool calls carry no model provider of their own.

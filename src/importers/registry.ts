@@ -24,6 +24,8 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./copilot-cli/index.ts')).copilotCliImporter;
     case 'pi-agent':
       return async () => (await import('./pi-agent/index.ts')).piAgentImporter;
+    case 'openclaw':
+      return async () => (await import('./openclaw/index.ts')).openclawImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

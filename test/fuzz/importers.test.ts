@@ -45,7 +45,7 @@ interface Format {
 
 function format(id: ImporterId): Format {
   const suite = `the ${id} importer fuzz test`;
-  const known = (id: string): id is 'claude-code' | 'codex' | 'opencode' | 'otlp' | 'acp' | 'gemini-cli' | 'qwen-code' | 'copilot-cli' | 'pi-agent' => ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli', 'qwen-code', 'copilot-cli', 'pi-agent'].includes(id);
+  const known = (id: string): id is 'claude-code' | 'codex' | 'opencode' | 'otlp' | 'acp' | 'gemini-cli' | 'qwen-code' | 'copilot-cli' | 'pi-agent' | 'openclaw' => ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli', 'qwen-code', 'copilot-cli', 'pi-agent', 'openclaw'].includes(id);
   if (!known(id)) {
     // An importer registered after this suite was written: it is fuzzed once it has a format here.
     console.warn(`\n!! SKIPPING ${suite}: no format for it in test/fuzz/importers.test.ts (add its seed files and context records there).\n`);
@@ -144,6 +144,16 @@ function format(id: ImporterId): Format {
         fileName: '2026-11-02T08-00-00-000Z_8f14e45f-ceea-467e-9a3b-2c1d5e6f7a80.jsonl',
         oneRecordPerLine: true,
         // The header (session id, fork time) and user messages (the turn) only set context.
+        contextRecord: (r) => r['type'] === 'session' || (typeof r['message'] === 'object' && r['message'] !== null && (r['message'] as Record<string, unknown>)['role'] === 'user'),
+      };
+    }
+    case 'openclaw': {
+      const dir = join(IMPORTER_FIXTURES, 'fixtures-openclaw', 'agents');
+      return {
+        pool: lines([join(dir, 'main', 'sessions', '3b9e2c71-5d4a-4f86-9c10-7e2a1b4c8d55.jsonl'), join(dir, 'coder', 'sessions', 'e7c2a9d4-1b58-4f03-b6e1-9d4a2c7f8e31.jsonl')]),
+        fileName: '3b9e2c71-5d4a-4f86-9c10-7e2a1b4c8d55.jsonl',
+        oneRecordPerLine: true,
+        // pi's parser: the header and user messages only set context.
         contextRecord: (r) => r['type'] === 'session' || (typeof r['message'] === 'object' && r['message'] !== null && (r['message'] as Record<string, unknown>)['role'] === 'user'),
       };
     }

@@ -183,6 +183,19 @@ function contractCase(id: ImporterId): ContractCase {
         eventsInBound: false,
       };
     }
+    case 'openclaw': {
+      const dir = join(FIXTURES, 'fixtures-openclaw', 'agents');
+      const main = join(dir, 'main', 'sessions', '3b9e2c71-5d4a-4f86-9c10-7e2a1b4c8d55.jsonl');
+      return {
+        pool: [...linesOf(main), ...linesOf(join(dir, 'coder', 'sessions', 'e7c2a9d4-1b58-4f03-b6e1-9d4a2c7f8e31.jsonl'))],
+        cleanFile: main,
+        fileName: '3b9e2c71-5d4a-4f86-9c10-7e2a1b4c8d55.jsonl',
+        oneRecordPerLine: true,
+        // pi's parser: as pi-agent.
+        perRecordCounter: (key) => key !== 'output_truncated' && key !== 'repeated_call',
+        eventsInBound: false,
+      };
+    }
     default: {
       const unhandled: never = id;
       throw new Error(`No contract case for ${String(unhandled)}`);

@@ -14,8 +14,6 @@ import type { ImportOutput, LineParser, LineReading, ParsedFile } from '../types
 import { sessionOfFileName } from './paths.ts';
 import { cacheInsideInput, isCountedType, isZero, readToolResult, readUsage, toolCallsOf, type ToolResult } from './types.ts';
 
-const HARNESS = 'pi_agent';
-
 /** Deepest `arguments` the events carry (the envelope is depth 1, `input` sits in it). */
 const MAX_ARGS_DEPTH = DEFAULT_LIMITS.maxDepth - 1;
 
@@ -53,14 +51,19 @@ function durationMs(from: string, to: string): number | undefined {
 }
 
 /** The envelope status and error of a call from its result. */
-export function callOutcome(result: Pick<ToolResult, 'isError' | 'text'>): { status: 'ok' | 'error'; error?: string } {
+export function callOutcome(result: Pick<ToolResult, 'isError' | 'text' | 'error'>): { status: 'ok' | 'error'; error?: string } {
   if (!result.isError) return { status: 'ok' };
-  const summary = result.text === undefined ? '' : errorSummary(result.text);
+  const said = result.error ?? result.text;
+  const summary = said === undefined ? '' : errorSummary(said);
   return { status: 'error', error: summary === '' ? 'error' : summary };
 }
 
 export interface PiContext {
   readonly path: string;
+  /** The harness the events name: pi itself, or a runtime that embeds its session manager (OpenClaw). Default pi_agent. */
+  readonly harness?: 'pi_agent' | 'openclaw';
+  /** The session of a file without a readable header, from its name (default: pi's `<time>_<session id>.jsonl`). */
+  readonly sessionOfFile?: (path: string) => string;
 }
 
 /** The streaming parser of one session file (see the file comment and README.md). */
@@ -76,13 +79,15 @@ export class PiParser implements LineParser {
   /** The fork time of a file whose header names a parentSession: older entries are copies. */
   private forkedAt: number | undefined;
   private turnId = '';
+  private readonly harness: 'pi_agent' | 'openclaw';
 
   constructor(
     private readonly context: PiContext,
     private readonly output: ImportOutput,
   ) {
     this.malformed = new MalformedStream((m) => output.malformed(m));
-    this.sessionId = sessionOfFileName(context.path);
+    this.sessionId = (context.sessionOfFile ?? sessionOfFileName)(context.path);
+    this.harness = context.harness ?? 'pi_agent';
   }
 
   private skip(what: string): void {
@@ -184,9 +189,9 @@ export class PiParser implements LineParser {
     const key = seen === 1 ? base : `${base}#${seen}`;
     const inside = cacheInsideInput(usage);
     const fields: UsageFields = {
-      event_id: stableEventId(HARNESS, this.sessionId, 'usage', key),
+      event_id: stableEventId(this.harness, this.sessionId, 'usage', key),
       ts,
-      harness: HARNESS,
+      harness: this.harness,
       session_id: this.sessionId,
       ...(this.turnId === '' ? {} : { turn_id: this.turnId }),
       ...(model === undefined ? {} : { model }),
@@ -215,9 +220,9 @@ export class PiParser implements LineParser {
 
   private emitCall(call: PendingCall, outcome: { status: 'ok' | 'error' | 'pending'; error?: string; output?: string; images?: number } | undefined, duration: number | undefined, completedBy: LinePos): void {
     const fields: ToolCallFields = {
-      event_id: stableEventId(HARNESS, this.sessionId, 'tool', call.id),
+      event_id: stableEventId(this.harness, this.sessionId, 'tool', call.id),
       ts: call.ts,
-      harness: HARNESS,
+      harness: this.harness,
       session_id: this.sessionId,
       ...(call.turnId === '' ? {} : { turn_id: call.turnId }),
       call_id: call.id,

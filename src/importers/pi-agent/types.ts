@@ -91,10 +91,15 @@ export interface ToolResult {
   readonly isError: boolean;
   /** The `text` blocks joined by newlines (a string `content` as it is). */
   readonly text: string | undefined;
+  /** `details.error` of a result that failed in its details (the text is then often JSON). */
+  readonly error?: string;
   readonly images: number;
 }
 
-/** Reads a `toolResult` message: `{toolCallId, toolName, content, details?, isError}`. */
+/**
+ * Reads a `toolResult` message: `{toolCallId, toolName, content, details?, isError}`. A result
+ * whose `details.status` is `error` failed whatever `isError` says (OpenClaw's tools).
+ */
 export function readToolResult(message: JsonObject): ToolResult | { readonly fault: string } {
   const callId = idMember(message, 'toolCallId');
   if (callId === undefined) return { fault: idFault(message, 'toolCallId', 'message.') };
@@ -109,5 +114,11 @@ export function readToolResult(message: JsonObject): ToolResult | { readonly fau
       else if (block['type'] === 'image') images++;
     }
   }
-  return { callId, isError: message['isError'] === true, text: texts.length > 0 ? texts.join('\n') : undefined, images };
+  // OpenClaw's tools report some failures as a result with `details: {status: "error", error}`
+  // and `isError: false` (a missing file for `read`): the details say it failed.
+  const details = message['details'];
+  const failedInDetails = isObject(details) && details['status'] === 'error';
+  const text = texts.length > 0 ? texts.join('\n') : failedInDetails && typeof details['error'] === 'string' ? details['error'] : undefined;
+  const error = failedInDetails && typeof details['error'] === 'string' && details['error'] !== '' ? details['error'] : undefined;
+  return { callId, isError: message['isError'] === true || failedInDetails, text, ...(error === undefined ? {} : { error }), images };
 }

@@ -1,4 +1,5 @@
-# Independent figures for pi-agent session files: plain json, no importer code.
+# Independent figures for pi session files (pi, and OpenClaw which writes the same entries):
+# plain json, no importer code. Fork copies are not taken out (none in the real samples).
 import json, sys, collections
 for f in sys.argv[1:]:
     usage = collections.Counter(); n_usage = 0; zero = 0
@@ -23,7 +24,9 @@ for f in sys.argv[1:]:
             for b in m['content']:
                 if b.get('type') == 'toolCall': calls[b['id']] = b['name']; stops[b['id']] = m.get('stopReason')
         elif m['role'] == 'toolResult':
-            results[m['toolCallId']] = m.get('isError', False)
+            d = m.get('details')
+            # OpenClaw's tools: a failure inside a result whose isError is false
+            results[m['toolCallId']] = m.get('isError', False) is True or (isinstance(d, dict) and d.get('status') == 'error')
     for cid, name in calls.items(): tools[name] += 1
     errors = sum(1 for c in calls if results.get(c) is True)
     pending = sum(1 for c in calls if c not in results and stops[c] not in ('error', 'aborted'))

@@ -129,7 +129,7 @@ describe.skipIf(executablePath === null)('report html in headless Chromium', () 
     expect(micro(shown['cost_usd'])).toBe(byModel.reduce((n, r) => n + micro(r['cost_usd']), 0n));
     // By hand: 314,000 input tokens at $3/M and 4,499 output tokens at $15/M.
     expect(shown['cost_usd']).toBe('1.009485');
-    expect(shown).toMatchObject({ tool_calls: '363', breaches: '2', dead_letters: '28', input_tokens: '314000' }); // 21 of the calls from fixtures/gemini_cli, 19 from fixtures/qwen_code, 18 from fixtures/copilot_cli
+    expect(shown).toMatchObject({ tool_calls: '373', breaches: '2', dead_letters: '28', input_tokens: '314000' }); // 21 of the calls from fixtures/gemini_cli, 19 from fixtures/qwen_code, 18 from fixtures/copilot_cli, 7 from fixtures/pi_agent, 3 from fixtures/openclaw
   });
 
   it('the sessions table sorts when a column header is clicked', async () => {

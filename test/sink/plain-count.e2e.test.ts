@@ -59,7 +59,7 @@ describe('plain SQL counts each event once (no FINAL needed)', () => {
   it('replaying fixtures/ twice stores every table once: plain count() = FINAL count() = the first run', async () => {
     await replayPaths([FIXTURES], sink, { batch: BATCH });
     const once = await plainAndFinal(sink);
-    expect(once['tool_calls']).toEqual({ plain: 363, final: 363 });
+    expect(once['tool_calls']).toEqual({ plain: 373, final: 373 });
     await replayPaths([FIXTURES], sink, { batch: BATCH });
     const twice = await plainAndFinal(sink);
     for (const t of ANALYTICS_TABLE_NAMES) {
@@ -135,7 +135,7 @@ describe.skipIf(server === null)('plain SQL counts each event once on a ClickHou
     try {
       await replayPaths([FIXTURES], sink, { batch: BATCH });
       const once = await plainAndFinal(sink);
-      expect(once['tool_calls']).toEqual({ plain: 363, final: 363 });
+      expect(once['tool_calls']).toEqual({ plain: 373, final: 373 });
       await replayPaths([FIXTURES], sink, { batch: BATCH });
       const twice = await plainAndFinal(sink);
       for (const t of ANALYTICS_TABLE_NAMES) expect({ table: t, plain: twice[t]?.plain }).toEqual({ table: t, plain: once[t]?.final });

@@ -9,7 +9,9 @@
 // keeps the last), of the request's own agent when that agent has snapshots of the server, else of
 // the main agent (agent_id ''): a subagent sees the main agent's MCP tools unless it runs clients
 // of its own. Of that snapshot, the tools whose visibility is `model_visible`: disabled, app-only
-// and search-only tools are not in the model's tool list and cost nothing.
+// and search-only tools are not in the model's tool list and cost nothing. A server whose latest
+// status at the request's time, later than that snapshot, is `disabled` or `removed` shows none
+// (until a new snapshot lists its tools again).
 //
 // How their tokens are priced: the tool definitions lead the prompt (providers render tools before
 // the system prompt and the messages, and a cached prefix starts at the front), so a request's
@@ -53,34 +55,46 @@ export const DEFINITION_OVERHEAD_CTES = `reg AS (
     WHERE source = 'observed' AND session_id IN (SELECT session_id FROM snaps)
   ),
   request_servers AS (
-    SELECT r.session_id AS session_id, r.event_id AS event_id, any(r.ts) AS ts, s.server AS server, max(s.agent_id) AS snap_agent
-    FROM requests AS r INNER JOIN (SELECT DISTINCT session_id, agent_id, server FROM snaps) AS s ON s.session_id = r.session_id
-    WHERE s.agent_id = r.agent_id OR s.agent_id = ''
+    SELECT o_r.session_id AS session_id, o_r.event_id AS event_id, any(o_r.ts) AS ts, o_s.server AS server, max(o_s.agent_id) AS snap_agent
+    FROM requests AS o_r INNER JOIN (SELECT DISTINCT session_id, agent_id, server FROM snaps) AS o_s ON o_s.session_id = o_r.session_id
+    WHERE o_s.agent_id = o_r.agent_id OR o_s.agent_id = ''
     GROUP BY session_id, event_id, server
   ),
+  server_off AS (
+    SELECT session_id, agent_id, server, ts, argMax(state, event_id) IN ('disabled', 'removed') AS off
+    FROM mcp_events FINAL WHERE event_kind = 'status' GROUP BY session_id, agent_id, server, ts
+  ),
+  snapped AS (
+    SELECT o_rs.session_id AS session_id, o_rs.event_id AS event_id, o_rs.ts AS ts, o_rs.server AS server, o_rs.snap_agent AS snap_agent,
+      o_sn.snapshot_event_id AS snapshot_event_id, o_sn.ts AS snapshot_ts
+    FROM request_servers AS o_rs
+    ASOF INNER JOIN snaps AS o_sn ON o_sn.session_id = o_rs.session_id AND o_sn.agent_id = o_rs.snap_agent AND o_sn.server = o_rs.server AND o_rs.ts >= o_sn.ts
+  ),
   request_snapshots AS (
-    SELECT rs.session_id AS session_id, rs.event_id AS event_id, rs.server AS server, rs.snap_agent AS snap_agent, sn.snapshot_event_id AS snapshot_event_id
-    FROM request_servers AS rs
-    ASOF INNER JOIN snaps AS sn ON sn.session_id = rs.session_id AND sn.agent_id = rs.snap_agent AND sn.server = rs.server AND rs.ts >= sn.ts
+    SELECT o_p.session_id AS session_id, o_p.event_id AS event_id, o_p.server AS server, o_p.snap_agent AS snap_agent, o_p.snapshot_event_id AS snapshot_event_id
+    FROM snapped AS o_p
+    ASOF LEFT JOIN server_off AS o_so ON o_so.session_id = o_p.session_id AND o_so.agent_id = o_p.snap_agent AND o_so.server = o_p.server AND o_p.ts >= o_so.ts
+    -- No status before the request: no row (NULL under join_use_nulls, which the reports set).
+    WHERE NOT ifNull(o_so.off AND o_so.ts > o_p.snapshot_ts, false)
   ),
   visible_tools AS (
-    SELECT q.session_id AS session_id, q.event_id AS event_id, q.server AS server, g.qualified_name AS tool, g.definition_tokens AS t,
-      toInt64(ifNull(g.definition_tokens, 0)) AS t0
-    FROM request_snapshots AS q
-    INNER JOIN (SELECT * FROM reg WHERE visibility = 'model_visible') AS g
-      ON g.session_id = q.session_id AND g.agent_id = q.snap_agent AND g.server = q.server AND g.snapshot_event_id = q.snapshot_event_id
+    SELECT o_q.session_id AS session_id, o_q.event_id AS event_id, o_q.server AS server, o_g.qualified_name AS tool, o_g.definition_tokens AS t,
+      toInt64(ifNull(o_g.definition_tokens, 0)) AS t0
+    FROM request_snapshots AS o_q
+    INNER JOIN (SELECT * FROM reg WHERE visibility = 'model_visible') AS o_g
+      ON o_g.session_id = o_q.session_id AND o_g.agent_id = o_q.snap_agent AND o_g.server = o_q.server AND o_g.snapshot_event_id = o_q.snapshot_event_id
   ),
   laid AS (
     SELECT *, sum(t0) OVER (PARTITION BY session_id, event_id ORDER BY server, tool ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - t0 AS at
     FROM visible_tools
   ),
   tool_overhead AS (
-    SELECT l.session_id AS session_id, l.event_id AS event_id, l.server AS server, l.tool AS tool, l.t AS t, l.t0 AS t0,
-      r.harness AS harness, r.model AS model, r.prompt_tokens AS prompt_tokens,
-      greatest(least(l.at + l.t0, toInt64(r.cr)) - l.at, 0) AS t_read,
-      greatest(least(l.at + l.t0, toInt64(r.cr + r.cw)) - greatest(l.at, toInt64(r.cr)), 0) AS t_write,
-      l.t0 - t_read - t_write AS t_input
-    FROM laid AS l INNER JOIN requests AS r ON r.session_id = l.session_id AND r.event_id = l.event_id
+    SELECT o_l.session_id AS session_id, o_l.event_id AS event_id, o_l.server AS server, o_l.tool AS tool, o_l.t AS t, o_l.t0 AS t0,
+      o_r.harness AS harness, o_r.model AS model, o_r.prompt_tokens AS prompt_tokens,
+      greatest(least(o_l.at + o_l.t0, toInt64(o_r.cr)) - o_l.at, 0) AS t_read,
+      greatest(least(o_l.at + o_l.t0, toInt64(o_r.cr + o_r.cw)) - greatest(o_l.at, toInt64(o_r.cr)), 0) AS t_write,
+      o_l.t0 - t_read - t_write AS t_input
+    FROM laid AS o_l INNER JOIN requests AS o_r ON o_r.session_id = o_l.session_id AND o_r.event_id = o_l.event_id
   )`;
 
 export type OverheadKey = 'tool' | 'server';

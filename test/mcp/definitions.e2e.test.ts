@@ -1,7 +1,8 @@
 // What each MCP tool costs before it is called (issue 35): the size of its definition as the model
 // receives it, the overhead it puts on every request while visible (tokens and USD, cache reads
 // and writes priced as such), and the inline-or-discoverable advice, on one session whose figures
-// are computed by hand below (no code of the implementation is used to compute them). The same
+// are computed by hand below (no code of the implementation is used to compute them), and a
+// second session whose server is removed and listed again. The same
 // events through replay (one batch, and every event its own batch) and through Kafka give the same
 // rows and the same reports. No importer reads MCP snapshots from a harness log (docs/mcp.md).
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -62,6 +63,11 @@ const OTHERS = { docs__admin_reset: [61, 15], docs__viewer: [51, 12], docs__arch
 // server docs: 4 requests with a visible tool; 252 + 162 = 414 tokens;
 //   604 950 000 + 194 400 000 = 799 350 000 pico-dollars = $0.000799. Per request now (the
 //   latest snapshot's visible tools): 63.
+//
+// Session sess-removed, server wiki: {"name":"wiki__lookup","description":"Look up a page"} is 54
+// bytes, 13 tokens. Snapshot at 11:00; q1 11:01 sees it; the server is `removed` at 11:02, so q2
+// 11:03 sees nothing; a new snapshot at 11:04 lists it again, so q3 11:05 sees it: 2 requests,
+// 26 tokens, no cache figures: 26 × 3 000 000 = 78 000 000 pico-dollars = $0.000078.
 const PRICES = new PriceTable({ ...SHIPPED_PRICES, 'grok-4': { input: 3, cache_read: 0.3, cache_write: 3.75, output: 15 } });
 
 // The advice, per class (calls in the fixture):
@@ -78,8 +84,13 @@ const EXPECTED_TOOLS: Record<string, Record<string, unknown>> = {
   docs__archive: { visibility: 'search_only', definition_tokens: 13, requests_while_visible: 0, definition_tokens_total: 0, definition_cost_usd: 0, advice: 'keep inline' },
   docs__admin_reset: { visibility: 'disabled', definition_tokens: 15, requests_while_visible: 0, definition_tokens_total: 0, advice: 'remove or rename' },
   docs__viewer: { visibility: 'app_only', definition_tokens: 12, requests_while_visible: 0, definition_tokens_total: 0, advice: 'remove or rename' },
+  //   wiki__lookup: visible in 2 requests, never called → make discoverable.
+  wiki__lookup: { visibility: 'model_visible', definition_tokens: 13, requests_while_visible: 2, definition_tokens_total: 26, definition_cost_usd: 0.000078, definition_cost_flags: '', advice: 'make discoverable' },
 };
-const EXPECTED_SERVER = { server: 'docs', definition_tokens: S, requests_while_visible: 4, definition_tokens_total: 414, definition_cost_usd: 0.000799, definition_cost_flags: '' };
+const EXPECTED_SERVERS = {
+  docs: { server: 'docs', definition_tokens: S, requests_while_visible: 4, definition_tokens_total: 414, definition_cost_usd: 0.000799, definition_cost_flags: '' },
+  wiki: { server: 'wiki', definition_tokens: 13, requests_while_visible: 2, definition_tokens_total: 26, definition_cost_usd: 0.000078, definition_cost_flags: '' },
+};
 
 const num = (v: unknown): unknown => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v);
 const plain = (rows: readonly Record<string, unknown>[]): Record<string, unknown>[] => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, num(v)])));
@@ -147,14 +158,15 @@ describe('what tools cost before they are called, in embedded ClickHouse', () =>
     expect(columns.slice(columns.indexOf('definition_tokens'))).toEqual(['definition_tokens', 'requests_while_visible', 'definition_tokens_total', 'definition_cost_usd', 'definition_cost_flags', 'advice']);
   });
 
-  it('report mcp: the server\'s definition tokens per request now, and its overhead over the session', () => {
-    expect(replayed.servers).toHaveLength(1);
-    expect(replayed.servers[0]).toMatchObject(EXPECTED_SERVER);
+  it('report mcp: each server\'s definition tokens per request now, and its overhead over the session (none while removed)', () => {
+    const byServer = Object.fromEntries(replayed.servers.map((r) => [r['server'], r]));
+    expect(Object.keys(byServer).sort()).toEqual(['docs', 'wiki']);
+    for (const [server, want] of Object.entries(EXPECTED_SERVERS)) expect(byServer[server], server).toMatchObject(want);
   });
 
   it('a model without a price gives no cost, flagged, never zero', async () => {
     const rows = await withDefinitionCost(sink, await sink.queryDisplayRows(MCP_REPORT_SQL), 'server', new PriceTable());
-    expect(rows[0]).toMatchObject({ definition_tokens_total: 414, definition_cost_usd: null, definition_cost_flags: 'unknown_price:grok-4=4' });
+    expect(rows.find((r) => r['server'] === 'docs')).toMatchObject({ definition_tokens_total: 414, definition_cost_usd: null, definition_cost_flags: 'unknown_price:grok-4=4' });
   });
 
   it('the command line prints the same rows (report discovery --by tool, report mcp, with --prices)', async () => {

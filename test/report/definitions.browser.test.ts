@@ -67,10 +67,11 @@ describe.skipIf(executablePath === null)('the definition costs in the HTML repor
           'tokens in all': String(r['definition_tokens_total']), cost: String(r['definition_cost_usd']), calls: String(r['calls']), advice: String(r['advice']),
         }));
       expect(shown).toEqual(expected);
-      // By hand (test/mcp/definitions.e2e.test.ts): search_docs 4 × 63 tokens, $0.000605; get_page 3 × 54, $0.000194.
+      // By hand (test/mcp/definitions.e2e.test.ts): search_docs 4 × 63 tokens, $0.000605; get_page 3 × 54, $0.000194; wiki lookup 2 × 13, $0.000078.
       expect(shown.map((r) => [r['tool'], r['tokens in all'], r['cost'], r['advice']])).toEqual([
         ['docs__search_docs', '252', '0.000605', 'keep inline'],
         ['docs__get_page', '162', '0.000194', 'make discoverable'],
+        ['wiki__lookup', '26', '0.000078', 'make discoverable'],
       ]);
       const overflow = await p.$eval('#definitions-card', (card) => [card, ...card.querySelectorAll('table, .table-wrap')].filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.tagName));
       expect(overflow).toEqual([]);

@@ -47,16 +47,126 @@ const COMPILED: readonly CompiledRule[] = REDACTION_RULES.map((rule, order) => (
 const SHAPE_RULES = COMPILED.filter((c) => !CONTEXT_KINDS.has(c.rule.kind));
 const NAMED_RULES = COMPILED.filter((c) => CONTEXT_KINDS.has(c.rule.kind));
 
-/** Each shape literal → the shape rules that need it. */
-const SHAPE_OF_LITERAL = new Map<string, CompiledRule[]>();
-for (const c of SHAPE_RULES) for (const l of c.rule.literals) SHAPE_OF_LITERAL.set(l, [...(SHAPE_OF_LITERAL.get(l) ?? []), c]);
-/** Every shape's literals in one expression (a scan for fixed strings runs far faster than the rules). */
-const SHAPE_SCAN = new RegExp([...SHAPE_OF_LITERAL.keys()].sort((a, b) => b.length - a.length).map(escapeRe).join('|'), 'g');
-const SHAPE_TEST = new RegExp(SHAPE_SCAN.source);
-/** What every name-based or command-line rule's text contains. */
-const NAMED_TEST = /secret|token|pass|pw|credential|key|auth|bearer|:\/\/|curl|mysql|maria|sshpass|mongo|login|redis-cli|machine/i;
+/**
+ * The gate: where in a text a rule could match, found with a few native expressions, so a text
+ * without such a place costs those scans and nothing else.
+ * - A vendor shape's literal starts a token (the rules assert no letter or digit before it):
+ *   one expression, a trie of the literals after a word boundary (\b: ~2x faster than the
+ *   plain alternation of ~150 literals, which tries every literal at every character), and one
+ *   for a literal after `_` (`mcp__ghp_…`) or after an escape in JSON text (`\nghp_…`).
+ * - Four literals sit inside a token (`T3BlbkFJ`, `Q~`, `:AA`, `-us1`): one small expression.
+ * - The name-based and command-line rules need one of a few words (any case): one expression.
+ * Where each matched, a table by the literal's first two characters (c0 << 7 | c1) names the
+ * rules; the positions select the JSON strings worth reading.
+ */
+interface Entry {
+  readonly literal: string;
+  readonly rules: CompiledRule[];
+}
+const INFIX_LITERALS = new Set(['T3BlbkFJ', 'Q~', ':AA', '-us']);
+const TABLE: (Entry[] | undefined)[] = new Array<undefined>(128 * 128).fill(undefined);
+const keyAt = (text: string, i: number): number => ((text.charCodeAt(i) & 127) << 7) | (text.charCodeAt(i + 1) & 127);
+const tokenLiterals: string[] = [];
+for (const c of SHAPE_RULES) {
+  for (const l of c.rule.literals) {
+    if (!INFIX_LITERALS.has(l)) {
+      if (!/^[A-Za-z0-9]/.test(l)) throw new Error(`redact: a token literal must start with a letter or digit: ${l}`);
+      tokenLiterals.push(l);
+    }
+    const list = (TABLE[keyAt(l, 0)] ??= []);
+    let e = list.find((x) => x.literal === l);
+    if (e === undefined) list.push((e = { literal: l, rules: [] }));
+    if (!e.rules.includes(c)) e.rules.push(c);
+  }
+}
+
+/** A trie of literals as an expression: common prefixes once (a literal that is a prefix of another ends it). */
+function trieSource(words: readonly string[]): string {
+  interface Node {
+    end: boolean;
+    next: Map<string, Node>;
+  }
+  const root: Node = { end: false, next: new Map() };
+  for (const w of words) {
+    let n = root;
+    for (const ch of w) {
+      let k = n.next.get(ch);
+      if (k === undefined) n.next.set(ch, (k = { end: false, next: new Map() }));
+      n = k;
+    }
+    n.end = true;
+  }
+  const source = (n: Node): string => {
+    if (n.end) return '';
+    const alts = [...n.next].map(([ch, k]) => escapeRe(ch) + source(k));
+    return alts.length === 1 ? (alts[0] as string) : `(?:${alts.join('|')})`;
+  };
+  return source(root);
+}
+const TRIE = trieSource(tokenLiterals);
+const TOKEN_TEST = new RegExp(String.raw`\b${TRIE}`);
+const TOKEN_SCAN = new RegExp(String.raw`\b${TRIE}`, 'g');
+const GLUED_TEST = new RegExp(String.raw`(?:_|\\[nrtbf])${TRIE}`);
+const GLUED_SCAN = new RegExp(String.raw`(?:_|\\[nrtbf])${TRIE}`, 'g');
+const INFIX_TEST = /T3BlbkFJ|Q~|:AA|-us[0-9]/;
+const INFIX_SCAN = /T3BlbkFJ|Q~|:AA|-us[0-9]/g;
+/** What the name-based and command-line rules need one of (any case). */
+const NAMED_WORDS = ['secret', 'token', 'pass', 'pw', 'credential', 'key', 'auth', 'bearer', '://', 'curl', 'mysql', 'maria', 'mongo', 'login', 'redis', 'machine'];
+const NAMED_TEST = new RegExp(trieSource(NAMED_WORDS), 'i');
+const NAMED_SCAN = new RegExp(NAMED_TEST.source, 'gi');
 /** A JSON escape that can hide a literal (`\u0067hp_`, `https:\/\/`). */
-const HIDING_ESCAPE = /\\[u/]/;
+const HIDING = /\\[u/]/;
+
+/** What the gate found in a text. */
+interface Gate {
+  /** The shape rules whose literals the text holds. */
+  shapes: Set<CompiledRule> | undefined;
+  /** Where a literal or a name word starts, in order. */
+  readonly at: number[];
+  /** A name word is there. */
+  readonly named: boolean;
+  /** A JSON escape that can hide a literal. */
+  readonly hiding: boolean;
+}
+const NOTHING: Gate = Object.freeze({ shapes: undefined, at: [], named: false, hiding: false });
+
+/** The rules whose literals start at `i`. */
+function rulesAt(text: string, i: number, g: Gate): void {
+  const list = TABLE[keyAt(text, i)];
+  if (list === undefined) return;
+  for (const e of list) {
+    if (text.startsWith(e.literal, i)) {
+      for (const r of e.rules) (g.shapes ??= new Set()).add(r);
+      g.at.push(i);
+    }
+  }
+}
+
+function scan(re: RegExp, text: string, each: (m: RegExpExecArray) => void): void {
+  re.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    each(m);
+    re.lastIndex = m.index + 1;
+  }
+}
+
+/** Where a text may hold a secret, and whether escapes may hide more. */
+function gate(text: string): Gate {
+  const token = TOKEN_TEST.test(text);
+  const glued = GLUED_TEST.test(text);
+  const infix = INFIX_TEST.test(text);
+  const named = NAMED_TEST.test(text);
+  const hiding = HIDING.test(text);
+  if (!token && !glued && !infix && !named && !hiding) return NOTHING;
+  const g: Gate = { shapes: undefined, at: [], named, hiding };
+  if (token) scan(TOKEN_SCAN, text, (m) => rulesAt(text, m.index, g));
+  if (glued) scan(GLUED_SCAN, text, (m) => rulesAt(text, m.index + (text.charCodeAt(m.index) === 92 ? 2 : 1), g));
+  if (infix) scan(INFIX_SCAN, text, (m) => rulesAt(text, m.index, g));
+  if (named) scan(NAMED_SCAN, text, (m) => g.at.push(m.index));
+  if (g.at.length > 1) g.at.sort((a, b) => a - b);
+  return g;
+}
 
 /** The marker that replaces a secret: its kind and the first 4 hex digits of its SHA-256 (UTF-8). */
 export function redactionMarker(kind: string, secret: string): string {
@@ -123,16 +233,12 @@ function looksRandom(value: string): boolean {
 }
 
 /** Secrets in a decoded text (no JSON reading): the shapes whose literals it holds, then the named rules. */
-function findInText(text: string, base: number, out: Span[]): void {
+function findInText(text: string, base: number, out: Span[], known?: Gate): void {
   if (text.length < 6) return;
-  if (SHAPE_TEST.test(text)) {
-    const wanted = new Set<CompiledRule>();
-    SHAPE_SCAN.lastIndex = 0;
-    let m: RegExpExecArray | null;
-    while ((m = SHAPE_SCAN.exec(text)) !== null) for (const c of SHAPE_OF_LITERAL.get(m[0]) ?? []) wanted.add(c);
-    for (const c of SHAPE_RULES) if (wanted.has(c)) runRule(c, text, base, out);
-  }
-  if (NAMED_TEST.test(text)) for (const c of NAMED_RULES) if (c.literal.test(text)) runRule(c, text, base, out);
+  const g = known ?? gate(text);
+  const wanted = g.shapes;
+  if (wanted !== undefined) for (const c of SHAPE_RULES) if (wanted.has(c)) runRule(c, text, base, out);
+  if (g.named) for (const c of NAMED_RULES) if (c.literal.test(text)) runRule(c, text, base, out);
 }
 
 const AUTH_VALUE = /^[ \t]*(?:(?:bearer|basic|token|digest|bot|negotiate|ntlm|api-?key|sso-key|hmac|aws4-hmac-sha256)[ \t]+)?/i;
@@ -211,48 +317,70 @@ interface ArgvItem {
  * read as if it were): each string decoded, its field name as context, each array of strings
  * also read as one command line.
  */
-function findInJson(text: string, out: Span[]): void {
+function findInJson(text: string, out: Span[], g: Gate): void {
   STRING.lastIndex = 0;
   let m: RegExpExecArray | null;
   let keyFor = -1;
   let key = '';
+  let keyHit = false;
   let argv: ArgvItem[] = [];
+  let argvHit = false;
   let argvEnd = -1;
+  // Without an escape that hides a literal, a string holding no place the gate found holds no
+  // secret (unless it is the value of a key that did): read only those.
+  const every = g.hiding;
+  const at = g.at;
+  let next = 0;
   while ((m = STRING.exec(text)) !== null) {
-    const content = m[1] as string;
-    const contentStart = m.index + 1;
     const end = m.index + m[0].length;
+    while (next < at.length && (at[next] as number) < m.index) next++;
+    const hit = every || (next < at.length && (at[next] as number) < end);
     let k = end;
     while (k < text.length && isSpace(text.charCodeAt(k))) k++;
     const isKey = text.charCodeAt(k) === 58; /* : */
-    const value = decodeContent(content);
-    const found: Span[] = [];
     if (isKey) {
-      findInText(value, 0, found);
-      mapSpans(found, content, contentStart, out);
       k++;
       while (k < text.length && isSpace(text.charCodeAt(k))) k++;
       keyFor = k;
-      key = value;
+      keyHit = hit;
+      key = '';
+      if (!hit) continue;
+      const content = m[1] as string;
+      key = decodeContent(content);
+      const found: Span[] = [];
+      findInText(key, 0, found);
+      mapSpans(found, content, m.index + 1, out);
       continue;
     }
-    if (keyFor === m.index && key !== '') findInField(key, value, 0, found);
-    findInText(value, 0, found);
-    mapSpans(found, content, contentStart, out);
+    const valued = keyFor === m.index && keyHit;
     // An array of strings: its items read together as one command line.
     let p = m.index - 1;
     while (p >= 0 && isSpace(text.charCodeAt(p))) p--;
     const before = text.charCodeAt(p);
-    const item = before === 44 /* , */ || before === 91; /* [ */
-    if (item) findInArgvItem(value, content, contentStart, out);
-    if (before === 44 /* , */ && argv.length > 0 && onlyCommaBetween(text, argvEnd, m.index)) argv.push({ value, content, contentStart });
-    else {
-      findInArgv(argv, out);
-      argv = before === 91 /* [ */ ? [{ value, content, contentStart }] : [];
+    const continues = before === 44 /* , */ && argv.length > 0 && onlyCommaBetween(text, argvEnd, m.index);
+    if (!continues) {
+      if (argvHit) findInArgv(argv, out);
+      argv = [];
+      argvHit = false;
     }
     argvEnd = end;
+    const inArray = continues || before === 91; /* [ */
+    if (!hit && !valued && !inArray) continue;
+    const content = m[1] as string;
+    const contentStart = m.index + 1;
+    const value = decodeContent(content);
+    if (inArray) {
+      argv.push({ value, content, contentStart });
+      argvHit ||= hit;
+    }
+    if (!hit && !valued) continue;
+    const found: Span[] = [];
+    if (valued && key !== '') findInField(key, value, 0, found);
+    if (hit) findInText(value, 0, found);
+    mapSpans(found, content, contentStart, out);
+    if (inArray && hit) findInArgvItem(value, content, contentStart, out);
   }
-  findInArgv(argv, out);
+  if (argvHit) findInArgv(argv, out);
 }
 
 function isSpace(c: number): boolean {
@@ -283,7 +411,7 @@ function findInArgvItem(value: string, content: string, contentStart: number, ou
 function findInArgv(argv: readonly ArgvItem[], out: Span[]): void {
   if (argv.length < 2) return;
   const line = argv.map((a) => a.value).join(' ');
-  if (!NAMED_TEST.test(line)) return;
+  if (!gate(line).named) return;
   const found: Span[] = [];
   for (const c of NAMED_RULES) if (c.literal.test(line)) runRule(c, line, 0, found);
   if (found.length === 0) return;
@@ -341,9 +469,10 @@ export interface RedactionCount {
  * event) with the secrets in its strings replaced over the characters that encode them.
  */
 export function redactJsonCounted(text: string, into: RedactionCount): string {
-  if (!HIDING_ESCAPE.test(text) && !SHAPE_TEST.test(text) && !NAMED_TEST.test(text)) return text;
+  const g = gate(text);
+  if (!g.hiding && !g.named && g.shapes === undefined) return text;
   const spans: Span[] = [];
-  findInJson(text, spans);
+  findInJson(text, spans, g);
   return applySpans(text, spans, into);
 }
 
@@ -363,10 +492,11 @@ export function redactCounted(text: string, into: RedactionCount): string {
   const escaped = text.includes('\\') && text.includes('"');
   // JSON text (an object or an array): only its strings, decoded, so no escape is cut.
   if (escaped && isJsonText(text)) return redactJsonCounted(text, into);
-  if (!SHAPE_TEST.test(text) && !NAMED_TEST.test(text) && !(escaped && HIDING_ESCAPE.test(text))) return text;
+  const g = gate(text);
+  if (!g.named && g.shapes === undefined && !(escaped && g.hiding)) return text;
   const spans: Span[] = [];
-  findInText(text, 0, spans);
-  if (escaped) findInJson(text, spans);
+  findInText(text, 0, spans, g);
+  if (escaped) findInJson(text, spans, g);
   return applySpans(text, spans, into);
 }
 

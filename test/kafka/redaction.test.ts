@@ -27,8 +27,10 @@ describe.skipIf(brokers === null)('consume redacts rows, dead letters and the de
     eventLine({ session_id: 'rk', call_id: 'rk-1', tool: 'Bash', input: { command: `GH_TOKEN=${SECRET} gh pr list` } }),
     eventLine({ session_id: 'rk', call_id: 'rk-2', tool: 'Bash', input: { command: `psql postgres://app:${PASSWORD}@db/prod` } }),
     eventLine({ session_id: 'rk', call_id: 'rk-3', tool: 'Bash', input: { command: 'ls -la' } }),
+    // Issue 30: a token hidden by a JSON escape (\u0067 is g) is the same token.
+    eventLine({ session_id: 'rk', call_id: 'rk-4', tool: 'Bash', input: { command: `echo ${SECRET}` } }).replace(SECRET, `\\u0067${SECRET.slice(1)}`),
   ];
-  const poison = [Buffer.from(`{"broken": "export GITHUB_TOKEN=${SECRET}`), Buffer.concat([Buffer.from(`{"bad utf8 \xff": "${SECRET}`, 'latin1'), Buffer.from([0xc3, 0x28])])];
+  const poison = [Buffer.from(`{"broken": "export GITHUB_TOKEN=${SECRET}`), Buffer.from(`{"broken": "echo \\u0067${SECRET.slice(1)}`), Buffer.concat([Buffer.from(`{"bad utf8 \xff": "${SECRET}`, 'latin1'), Buffer.from([0xc3, 0x28])])];
 
   beforeAll(async () => {
     client = testClient(brokers ?? [], 'redaction-test');
@@ -45,7 +47,8 @@ describe.skipIf(brokers === null)('consume redacts rows, dead letters and the de
 
   it('stores the calls redacted, flagged and counted', async () => {
     const rows = await sink.queryRows<{ call_id: string; command: string; redactions: number }>('SELECT call_id, command, redactions FROM tool_calls FINAL ORDER BY call_id');
-    expect(rows.map((r) => r.redactions)).toEqual([1, 1, 0]);
+    expect(rows.map((r) => r.redactions)).toEqual([1, 1, 0, 1]);
+    expect(rows[3]?.command).toMatch(/^echo \[REDACTED:github_token:[0-9a-f]{4}\]$/);
     expect(rows[0]?.command).toMatch(/^GH_TOKEN=\[REDACTED:github_token:[0-9a-f]{4}\] gh pr list$/);
     expect(rows[1]?.command).toMatch(/^psql postgres:\/\/app:\[REDACTED:url_password:[0-9a-f]{4}\]@db\/prod$/);
     expect(rows[2]?.command).toBe('ls -la');
@@ -53,10 +56,10 @@ describe.skipIf(brokers === null)('consume redacts rows, dead letters and the de
 
   it('stores the poison records redacted, their other bytes as they were', async () => {
     const dead = await sink.queryRows<{ raw_hex: string; redactions: number }>('SELECT hex(raw) AS raw_hex, redactions FROM dead_letters FINAL ORDER BY source');
-    expect(dead).toHaveLength(2);
+    expect(dead).toHaveLength(3);
     for (const d of dead) {
       const raw = Buffer.from(d.raw_hex, 'hex');
-      expect(text(raw)).not.toContain(SECRET);
+      expect(text(raw)).not.toContain(SECRET.slice(1));
       expect(d.redactions).toBeGreaterThan(0);
     }
     const utf8 = dead.map((d) => Buffer.from(d.raw_hex, 'hex')).find((b) => b.includes(0xff));
@@ -64,10 +67,10 @@ describe.skipIf(brokers === null)('consume redacts rows, dead letters and the de
   });
 
   it('publishes the poison records to the dead-letter topic redacted', async () => {
-    const dlq = await readTopic(client, `${topic}.dlq`, 2);
-    expect(dlq).toHaveLength(2);
+    const dlq = await readTopic(client, `${topic}.dlq`, 3);
+    expect(dlq).toHaveLength(3);
     for (const r of dlq) {
-      expect(text(r.value)).not.toContain(SECRET);
+      expect(text(r.value)).not.toContain(SECRET.slice(1));
       expect(text(r.value)).toContain('[REDACTED:github_token:');
     }
   });

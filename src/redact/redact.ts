@@ -111,7 +111,7 @@ const GLUED_SCAN = new RegExp(String.raw`(?:_|\\[nrtbf])${TRIE}`, 'g');
 const INFIX_TEST = /T3BlbkFJ|Q~|:AA|-us[0-9]/;
 const INFIX_SCAN = /T3BlbkFJ|Q~|:AA|-us[0-9]/g;
 /** What the name-based and command-line rules need one of (any case). */
-const NAMED_WORDS = ['secret', 'token', 'pass', 'pw', 'credential', 'key', 'auth', 'bearer', '://', 'curl', 'mysql', 'maria', 'mongo', 'login', 'redis', 'machine'];
+const NAMED_WORDS = ['secret', 'token', 'pass', 'pw', 'credential', 'key', 'auth', 'bearer', '://', 'curl', 'mysql', 'maria', 'mongo', 'login', 'redis'];
 const NAMED_TEST = new RegExp(trieSource(NAMED_WORDS), 'i');
 const NAMED_SCAN = new RegExp(NAMED_TEST.source, 'gi');
 /** A JSON escape that can hide a literal (`\u0067hp_`, `https:\/\/`). */
@@ -123,12 +123,14 @@ interface Gate {
   shapes: Set<CompiledRule> | undefined;
   /** Where a literal or a name word starts, in order. */
   readonly at: number[];
+  /** The shape rules of each place in `at` (null: a name word), in the order found. */
+  readonly what: { at: number; rules: readonly CompiledRule[] | null }[];
   /** A name word is there. */
   readonly named: boolean;
   /** A JSON escape that can hide a literal. */
   readonly hiding: boolean;
 }
-const NOTHING: Gate = Object.freeze({ shapes: undefined, at: [], named: false, hiding: false });
+const NOTHING: Gate = Object.freeze({ shapes: undefined, at: [], what: [], named: false, hiding: false });
 
 /** The rules whose literals start at `i`. */
 function rulesAt(text: string, i: number, g: Gate): void {
@@ -138,6 +140,7 @@ function rulesAt(text: string, i: number, g: Gate): void {
     if (text.startsWith(e.literal, i)) {
       for (const r of e.rules) (g.shapes ??= new Set()).add(r);
       g.at.push(i);
+      g.what.push({ at: i, rules: e.rules });
     }
   }
 }
@@ -151,6 +154,18 @@ function scan(re: RegExp, text: string, each: (m: RegExpExecArray) => void): voi
   }
 }
 
+/** The gate of the part [from, to) of a text the gate was run on (what was found there). */
+function gateOfPart(g: Gate, from: number, to: number): Gate {
+  let shapes: Set<CompiledRule> | undefined;
+  let named = false;
+  for (const w of g.what) {
+    if (w.at < from || w.at >= to) continue;
+    if (w.rules === null) named = true;
+    else for (const r of w.rules) (shapes ??= new Set()).add(r);
+  }
+  return { shapes, at: [], what: [], named, hiding: false };
+}
+
 /** Where a text may hold a secret, and whether escapes may hide more. */
 function gate(text: string): Gate {
   const token = TOKEN_TEST.test(text);
@@ -159,11 +174,15 @@ function gate(text: string): Gate {
   const named = NAMED_TEST.test(text);
   const hiding = HIDING.test(text);
   if (!token && !glued && !infix && !named && !hiding) return NOTHING;
-  const g: Gate = { shapes: undefined, at: [], named, hiding };
+  const g: Gate = { shapes: undefined, at: [], what: [], named, hiding };
   if (token) scan(TOKEN_SCAN, text, (m) => rulesAt(text, m.index, g));
   if (glued) scan(GLUED_SCAN, text, (m) => rulesAt(text, m.index + (text.charCodeAt(m.index) === 92 ? 2 : 1), g));
   if (infix) scan(INFIX_SCAN, text, (m) => rulesAt(text, m.index, g));
-  if (named) scan(NAMED_SCAN, text, (m) => g.at.push(m.index));
+  if (named)
+    scan(NAMED_SCAN, text, (m) => {
+      g.at.push(m.index);
+      g.what.push({ at: m.index, rules: null });
+    });
   if (g.at.length > 1) g.at.sort((a, b) => a - b);
   return g;
 }
@@ -348,7 +367,7 @@ function findInJson(text: string, out: Span[], g: Gate): void {
       const content = m[1] as string;
       key = decodeContent(content);
       const found: Span[] = [];
-      findInText(key, 0, found);
+      findInText(key, 0, found, every ? undefined : gateOfPart(g, m.index, end));
       mapSpans(found, content, m.index + 1, out);
       continue;
     }
@@ -376,7 +395,7 @@ function findInJson(text: string, out: Span[], g: Gate): void {
     if (!hit && !valued) continue;
     const found: Span[] = [];
     if (valued && key !== '') findInField(key, value, 0, found);
-    if (hit) findInText(value, 0, found);
+    if (hit) findInText(value, 0, found, every ? undefined : gateOfPart(g, m.index, end));
     mapSpans(found, content, contentStart, out);
     if (inArray && hit) findInArgvItem(value, content, contentStart, out);
   }

@@ -59,7 +59,10 @@ export async function startClickHouseHttp(dataDir: string): Promise<ClickHouseHt
           if (!m || !/^\s*INSERT\b/i.test(fromUrl)) throw new Error(`Code: 62. DB::Exception: this test server takes data only for INSERT … FORMAT x, not: ${fromUrl}`);
           const file = join(inbox, `${++n}.data`);
           writeFileSync(file, body);
-          sql = `${m[1]} FROM INFILE ${sqlString(file)}${settings.length > 0 ? ` SETTINGS ${settings.join(', ')}` : ''} FORMAT ${m[2]}`;
+          const input = /\binput\(('(?:[^'\\]|\\.)*')\)/.exec(m[1] as string);
+          // INSERT … SELECT … FROM input('structure'): the same SELECT over the file.
+          if (input) sql = `${(m[1] as string).replace(input[0], `file(${sqlString(file)}, ${m[2]}, ${input[1]})`)}${settings.length > 0 ? ` SETTINGS ${settings.join(', ')}` : ''}`;
+          else sql = `${m[1]} FROM INFILE ${sqlString(file)}${settings.length > 0 ? ` SETTINGS ${settings.join(', ')}` : ''} FORMAT ${m[2]}`;
         } else {
           sql = fromUrl ?? body.toString('utf8');
           statements.push(sql);

@@ -436,7 +436,11 @@ describe.skipIf(!CORPUS_DIR)('claude-code import of the corpus into embedded Cli
     expect(grown1.filesRead).toBe(1);
     expect(grown1.eventsAlreadyImported).toBe(0);
     expect(grown1.eventsEmitted).toBe(expected1.toolUses.size + expected1.responses.size);
-    expect(await countOf(sink, `SELECT count() AS n FROM tool_calls FINAL WHERE ${fromCopy('tool_calls', 'source')}`)).toBe(expected1.toolUses.size);
+    // The copy's calls say what the original's stored rows say (only where they were read
+    // differs): none is written again, so plain SQL still counts each call once (issue 29 item 1).
+    const ofCalls = (ids: Set<string>): string => `call_id IN (${[...ids].map((id) => `'${id}'`).join(', ')})`;
+    expect(await countOf(sink, `SELECT count() AS n FROM tool_calls WHERE ${fromCopy('tool_calls', 'source')}`)).toBe(0);
+    expect(await countOf(sink, `SELECT count() AS n FROM tool_calls WHERE ${ofCalls(expected1.toolUses)}`)).toBe(expected1.toolUses.size);
     // The copy carries the original's ids: its usage is applied again only where its figures
     // differ (the response cut mid-stream, seen with its partial output); the rest are duplicates.
     expect(await countOf(sink, `SELECT count() AS n FROM token_usage FINAL WHERE ${fromCopy('token_usage', 'origin')}`)).toBe(1);
@@ -455,7 +459,8 @@ describe.skipIf(!CORPUS_DIR)('claude-code import of the corpus into embedded Cli
     expect(grown2.eventsAlreadyImported).toBeGreaterThan(0);
     expect(grown2.eventsAlreadyImported + grown2.eventsEmitted).toBe(expected2.toolUses.size + expected2.responses.size);
     expect(grown2.counts.deadLetters).toBe(0);
-    expect(await countOf(sink, `SELECT count() AS n FROM tool_calls FINAL WHERE ${fromCopy('tool_calls', 'source')}`)).toBe(expected2.toolUses.size);
+    expect(await countOf(sink, `SELECT count() AS n FROM tool_calls WHERE ${fromCopy('tool_calls', 'source')}`)).toBe(0);
+    expect(await countOf(sink, `SELECT count() AS n FROM tool_calls WHERE ${ofCalls(expected2.toolUses)}`)).toBe(expected2.toolUses.size);
     // Only the response that grew back to its final output is applied again.
     expect(await countOf(sink, `SELECT count() AS n FROM token_usage FINAL WHERE ${fromCopy('token_usage', 'origin')}`)).toBe(1);
     expect(await partial()).toBeGreaterThan(partialOutput ?? Infinity);

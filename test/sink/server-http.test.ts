@@ -57,7 +57,8 @@ describe('replay into a ClickHouse server (HTTP)', () => {
     expect(metrics(embedded.stdout)).toMatchObject({ events_read: m['events_read'], rows_written: m['rows_written'], dead_letters: m['dead_letters'] });
 
     const inserts = server.statements.filter((s) => /^\s*INSERT/i.test(s));
-    expect(inserts.some((s) => /^INSERT INTO tool_calls \(`event_id`, .*\) FORMAT Native$/.test(s))).toBe(true);
+    // tool_calls: the block read through input() and left out where a stored copy says the same (issue 29 item 1).
+    expect(inserts.some((s) => /^INSERT INTO tool_calls \(`event_id`, .*\) SELECT .* FROM input\('.*'\) AS _new[\s\S]*FORMAT Native$/.test(s))).toBe(true);
     expect(inserts.some((s) => /^INSERT INTO token_usage \(.*\) FORMAT Native$/.test(s))).toBe(true);
     expect(inserts.some((s) => /^INSERT INTO dead_letters .*FORMAT TabSeparated$/.test(s))).toBe(true);
 

@@ -232,7 +232,7 @@ function runRule(c: CompiledRule, text: string, base: number, out: Span[]): void
         continue;
       }
       const spaced = rule.kind === 'secret_assignment' && /[ \t](?:=|:=|=>)|(?:=|:=|=>)[ \t]/.test(m[0]);
-      keep = (rule.kind === 'secret_flag' && secret.startsWith('-')) || !judgeNamed(name, secret, { quoted, spaced, next: text.charCodeAt(end), code: rule.kind !== 'secret_flag' });
+      keep = (rule.kind === 'secret_flag' && secret.startsWith('-')) || !judgeNamed(name, secret, { quoted, spaced, next: text.charCodeAt(end), code: rule.kind !== 'secret_flag', colon: groups?.['n2'] !== undefined });
       kind = kindOfNamed(kind, name);
     } else if (!keep && rule.caseInsensitive === true) {
       keep = isPlaceholderValue(secret) || (rule.kind === 'bearer_token' && !looksRandom(secret));

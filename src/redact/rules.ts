@@ -264,6 +264,8 @@ export interface ValueContext {
   readonly next?: number;
   /** The value may be code (an assignment, a YAML-like field), not a command line's argument. */
   readonly code?: boolean;
+  /** A bare `name: value` (YAML, a header, or a typed parameter in code). */
+  readonly colon?: boolean;
 }
 
 /**
@@ -278,8 +280,10 @@ export function judgeNamed(name: string, value: string, ctx: ValueContext): bool
   if (!ctx.quoted && ctx.code !== false) {
     const c = ctx.next ?? 0;
     if (c === 40 /* ( */ || c === 91 /* [ */ || c === 46 /* . */ || isIdentifierPath(value) || /[([]/.test(value)) return false;
-    // A type (`Option<String>`, `string[]`, `str | None`): code.
-    if (/^[A-Za-z_][\w.]*(?:<.*>|\[\])[,;]?$/.test(value)) return false;
+    // A type (`Option<String>`, `string[]`, `&TokenReference`, `*jwt.Token`): code.
+    if (/^[A-Za-z_][\w.]*(?:<.*>|\[\])[,;]?$/.test(value) || /^[&*]+(?:mut\s+)?[A-Za-z_][\w.:<>]*[,;)]*$/.test(value)) return false;
+    // A typed parameter (`token: TokenRef,`, `secret: Buffer)`): a capitalized name then , ) ; or nothing.
+    if (ctx.colon === true && /^[A-Z][A-Za-z]*(?:<[^>]*>)?[,;)>:{]*$/.test(value)) return false;
     if (ctx.spaced === true && /^[A-Za-z_][A-Za-z0-9_]*[,;]?$/.test(value)) return false;
     if (/^[0-9]+$/.test(value) && strength === 1) return false;
   }

@@ -330,6 +330,12 @@ const IDENTIFIERS = [
   'KEY_PREFIX = "cache:v2:"',
   'primary_key = "id"',
   'sort_key: "created_at"',
+  'fn record_type(&mut self, token: &TokenReference, ty: TypeKind) {',
+  'func (s *Server) Verify(token *jwt.Token, key []byte) error {',
+  'def login(username: str, password: str, api_key: Optional[str] = None) -> Session:',
+  'export function sign(payload: object, secret: Buffer): string {',
+  'constructor(private readonly token: TokenService, private readonly secret: SecretStore) {}',
+  'impl From<ApiKey> for Credentials { fn from(key: ApiKey) -> Self { Self { key } } }',
 ];
 IDENTIFIERS.forEach((code, i) => addNegative('code identifier', { file_path: `src/${w(i)}.py`, old_string: '', new_string: code }));
 const CONFIG = [

@@ -1,11 +1,13 @@
-// End to end: replay the shipped fixtures into a real embedded ClickHouse (chdb).
+// End to end: replay the shipped fixtures into a real ClickHouse, on both engines with the same
+// assertions (test/helpers/engines.ts): the embedded engine (chdb) and a ClickHouse server.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayPaths, type PipelineCounts } from '../../src/pipeline.ts';
-import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import { ANALYTICS_TABLE_NAMES, type ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { listInputFiles } from '../../src/source/file.ts';
-import { countOf, openTempSink } from '../helpers/db.ts';
+import { countOf, makeTempDir } from '../helpers/db.ts';
+import { forEachEngine } from '../helpers/engines.ts';
 import { eventLine } from '../helpers/events.ts';
 
 const FIXTURES = new URL('../../fixtures/', import.meta.url).pathname;
@@ -20,10 +22,10 @@ function countFixtureEvents(): number {
   return n;
 }
 
-describe('replay into embedded ClickHouse', () => {
+await forEachEngine('test/pipeline/replay.e2e.test.ts', (engine) => describe('replay into ClickHouse', () => {
   let sink: ClickHouseSink;
-  let dir: string;
-  let cleanup: () => Promise<void>;
+  const tmp = makeTempDir('replay');
+  const dir = tmp.dir;
   let first: PipelineCounts;
   /** One more event, replayed after the fixtures: raw_input kept byte for byte (a test below). */
   let lossless: PipelineCounts;
@@ -33,13 +35,13 @@ describe('replay into embedded ClickHouse', () => {
   // pass in any order: vitest --sequence.shuffle.tests); the tests that replay again check
   // that doing so changes nothing.
   beforeAll(async () => {
-    ({ sink, dir, cleanup } = await openTempSink('replay'));
+    sink = await engine.openSink('replay');
     first = await replayPaths([FIXTURES], sink);
     const file = join(dir, 'lossless.jsonl');
     writeFileSync(file, `${eventLine({ call_id: 'lossless-1' }, LOSSLESS_RAW)}\n`);
     lossless = await replayPaths([file], sink);
   });
-  afterAll(async () => cleanup?.());
+  afterAll(() => tmp.cleanup());
 
   it('accounts for every event: events in = tool_calls rows + usage rows + mcp_events rows + dead letters', async () => {
     const expectedEvents = countFixtureEvents();
@@ -94,6 +96,11 @@ describe('replay into embedded ClickHouse', () => {
     expect(await countOf(sink, 'SELECT uniqExact(event_id) AS n FROM tool_calls')).toBe(first.toolCallRows + lossless.toolCallRows);
     expect(await countOf(sink, 'SELECT count() AS n FROM token_usage FINAL')).toBe(first.usageRows + first.estimateRows + lossless.estimateRows);
     expect(await countOf(sink, 'SELECT count() AS n FROM threshold_breaches FINAL')).toBe(first.breaches + lossless.breaches);
+    // Nothing was written twice: plain SQL (no FINAL) counts what FINAL counts, in every table.
+    for (const t of ANALYTICS_TABLE_NAMES) {
+      const plain = await countOf(sink, `SELECT count() AS n FROM ${t}`);
+      expect({ table: t, plain }).toEqual({ table: t, plain: await countOf(sink, `SELECT count() AS n FROM ${t} FINAL`) });
+    }
   });
 
   it('small batches written while the next is decoded give the same tables', async () => {
@@ -126,4 +133,4 @@ describe('replay into embedded ClickHouse', () => {
     );
     expect(rows).toEqual([{ tool_name: 'Read', kind: 'read', read_only: true, meta_version: 1, path: 'café.rs', offset: null, limit: '0' }]);
   });
-});
+}));

@@ -1,4 +1,5 @@
-// The MCP lifecycle and discovery tables in a real embedded ClickHouse: every path and every
+// The MCP lifecycle and discovery tables in a real ClickHouse, on both engines with the same
+// assertions (test/helpers/engines.ts: embedded chdb and a ClickHouse server): every path and every
 // batching of the same events gives the same rows (event time, not arrival time), equal to the
 // pure derivation over the fixtures; a replayed input adds nothing; the reports answer the
 // questions of the issue on the shipped fixtures.
@@ -13,7 +14,8 @@ import { deriveServerStatesPerServer } from '../../src/mcp/lifecycle.ts';
 import { replayPaths, type PipelineCounts } from '../../src/pipeline.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { DISCOVERY_BY_MODEL_SQL, DISCOVERY_BY_TOOL_SQL, MCP_REPORT_SQL } from '../../src/report/sql.ts';
-import { countOf, openTempSink } from '../helpers/db.ts';
+import { countOf, makeTempDir } from '../helpers/db.ts';
+import { forEachEngine } from '../helpers/engines.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const LIFECYCLE = join(ROOT, 'fixtures/mcp/lifecycle.jsonl');
@@ -62,10 +64,10 @@ function pureDerivation(): { states: unknown[]; discovery: unknown[] } {
   return { states: states.sort((a, b) => (a.state_id < b.state_id ? -1 : 1)), discovery: discovery.sort((a, b) => (a.event_id < b.event_id ? -1 : 1)) };
 }
 
-describe('MCP lifecycle and discovery in embedded ClickHouse', () => {
+await forEachEngine('test/mcp/mcp.e2e.test.ts', (engine) => describe('MCP lifecycle and discovery in ClickHouse', () => {
   let sink: ClickHouseSink;
-  let dir: string;
-  let cleanup: () => Promise<void>;
+  const tmp = makeTempDir('mcp');
+  const dir = tmp.dir;
   let oneBatch: Dump;
   let counts: PipelineCounts;
   /** The tables' counts right after the first replay (later tests truncate and replay again). */
@@ -74,7 +76,7 @@ describe('MCP lifecycle and discovery in embedded ClickHouse', () => {
   let github: { state: string; client_id: string; stale_disconnects: number; reconnects: number } | undefined;
 
   beforeAll(async () => {
-    ({ sink, dir, cleanup } = await openTempSink('mcp'));
+    sink = await engine.openSink('mcp');
     counts = await replayPaths([LIFECYCLE, DISCOVERY], sink);
     oneBatch = await dump(sink);
     stored = {
@@ -87,7 +89,7 @@ describe('MCP lifecycle and discovery in embedded ClickHouse', () => {
       "SELECT argMax(state, (ts, last_event_id)) AS state, argMax(client_id, (ts, last_event_id)) AS client_id, max(stale_disconnects) AS stale_disconnects, max(reconnects) AS reconnects FROM mcp_server_state FINAL WHERE server = 'github' AND event_kind = 'status'",
     );
   }, 120_000);
-  afterAll(async () => cleanup?.());
+  afterAll(() => tmp.cleanup());
 
   it('stores every lifecycle event: events in = tool_calls + mcp_events rows, nothing dead-lettered', async () => {
     const lines = decodeFile(LIFECYCLE).length + decodeFile(DISCOVERY).length;
@@ -199,4 +201,4 @@ describe('MCP lifecycle and discovery in embedded ClickHouse', () => {
       expect(tools.get('github__search_issues')).toMatchObject({ verdict: 'found, never called', listed_by_search: '1' });
     });
   });
-});
+}));

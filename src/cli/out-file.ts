@@ -2,6 +2,7 @@
 // said in one line that names the file, never the file system's error object.
 import { statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { describeFsError } from '../util/fs-error.ts';
 import { UsageError } from './io.ts';
 
 /** A write of an output file that failed (exit 1), in one line. */
@@ -9,24 +10,9 @@ export class OutFileError extends Error {
   override readonly name = 'OutFileError';
 }
 
+/** Why a write failed, worded for an output file. */
 function why(error: unknown): string {
-  switch ((error as { code?: unknown } | null)?.code) {
-    case 'EACCES':
-    case 'EPERM':
-      return 'permission denied';
-    case 'EROFS':
-      return 'read-only file system';
-    case 'ENOSPC':
-      return 'no space left on the device';
-    case 'EISDIR':
-      return 'it is a folder';
-    case 'ENOENT':
-      return 'its folder does not exist';
-    case 'ENOTDIR':
-      return 'a parent is a file, not a folder';
-    default:
-      return String((error as Error)?.message ?? error).split('\n')[0] ?? 'failed';
-  }
+  return describeFsError(error, { ENOENT: 'its folder does not exist', ENOTDIR: 'a parent is a file, not a folder' });
 }
 
 /** Refuses (exit 2) an output path whose folder is missing or not a folder, or that is a folder. */

@@ -5,6 +5,7 @@
 import { accessSync, closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { SinkError } from './errors.ts';
+import { describeFsError, errorCode } from '../util/fs-error.ts';
 
 /** A data directory the engine cannot use, said in one line: it needs a fix, waiting will not help. */
 export class DataDirError extends SinkError {
@@ -15,11 +16,6 @@ export class DataDirError extends SinkError {
 }
 
 const ANOTHER = 'use another --db (or $TOOLCANON_DB)';
-
-function errorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
 
 function whoAmI(): string {
   const uid = process.getuid?.();
@@ -122,24 +118,6 @@ function firstFileAncestor(dir: string): string | undefined {
     }
   }
   return undefined;
-}
-
-function describeFsError(error: unknown): string {
-  switch (errorCode(error)) {
-    case 'EACCES':
-    case 'EPERM':
-      return 'permission denied';
-    case 'EROFS':
-      return 'read-only file system';
-    case 'ENOSPC':
-      return 'no space left on the device';
-    case 'ENOTDIR':
-      return 'a parent is not a directory';
-    case 'ENOENT':
-      return 'no such file or directory';
-    default:
-      return String((error as Error).message ?? error);
-  }
 }
 
 export interface LockHolder {

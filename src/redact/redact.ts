@@ -111,11 +111,16 @@ const GLUED_SCAN = new RegExp(String.raw`(?:_|\\[nrtbf])${TRIE}`, 'g');
 const INFIX_TEST = /T3BlbkFJ|Q~|:AA|-us[0-9]/;
 const INFIX_SCAN = /T3BlbkFJ|Q~|:AA|-us[0-9]/g;
 /** What the name-based and command-line rules need one of (any case). */
-const NAMED_WORDS = ['secret', 'token', 'pass', 'pw', 'credential', 'key', 'auth', 'bearer', '://', 'curl', 'mysql', 'maria', 'mongo', 'login', 'redis'];
+const NAMED_WORDS = ['secret', 'token', 'pass', 'pw', 'credential', 'key', 'auth', 'bearer', '://'];
 const NAMED_TEST = new RegExp(trieSource(NAMED_WORDS), 'i');
 const NAMED_SCAN = new RegExp(NAMED_TEST.source, 'gi');
 /** A JSON escape that can hide a literal (`\u0067hp_`, `https:\/\/`). */
 const HIDING = /\\[u/]/;
+/** The command-line password rules need a short flag (-p, -a, -u) or --user: as a word of a command or an argv item. */
+const CLI_TEST = /-[pau](?<=[\s"'[,]-[pau])|--user/;
+const CLI_SCAN = new RegExp(CLI_TEST.source, 'g');
+/** The four rare-first-character expressions above in one pass (a text usually holds none). */
+const RARE_TEST = new RegExp(`${GLUED_TEST.source}|${INFIX_TEST.source}|${HIDING.source}|${CLI_TEST.source}`);
 
 /** What the gate found in a text. */
 interface Gate {
@@ -169,15 +174,22 @@ function gateOfPart(g: Gate, from: number, to: number): Gate {
 /** Where a text may hold a secret, and whether escapes may hide more. */
 function gate(text: string): Gate {
   const token = TOKEN_TEST.test(text);
-  const glued = GLUED_TEST.test(text);
-  const infix = INFIX_TEST.test(text);
-  const named = NAMED_TEST.test(text);
-  const hiding = HIDING.test(text);
+  const rare = RARE_TEST.test(text);
+  const glued = rare && GLUED_TEST.test(text);
+  const infix = rare && INFIX_TEST.test(text);
+  const cli = rare && CLI_TEST.test(text);
+  const named = NAMED_TEST.test(text) || cli;
+  const hiding = rare && HIDING.test(text);
   if (!token && !glued && !infix && !named && !hiding) return NOTHING;
   const g: Gate = { shapes: undefined, at: [], what: [], named, hiding };
   if (token) scan(TOKEN_SCAN, text, (m) => rulesAt(text, m.index, g));
   if (glued) scan(GLUED_SCAN, text, (m) => rulesAt(text, m.index + (text.charCodeAt(m.index) === 92 ? 2 : 1), g));
   if (infix) scan(INFIX_SCAN, text, (m) => rulesAt(text, m.index, g));
+  if (cli)
+    scan(CLI_SCAN, text, (m) => {
+      g.at.push(m.index);
+      g.what.push({ at: m.index, rules: null });
+    });
   if (named)
     scan(NAMED_SCAN, text, (m) => {
       g.at.push(m.index);

@@ -25,8 +25,10 @@
 # Environment:
 #   CLICKHOUSE_HTTP_PORT      HTTP port, default 18123
 #   CLICKHOUSE_START_TIMEOUT  seconds to wait for /ping, default 60
+#   CLICKHOUSE_STATE_DIR      the folder of the files below, default .cache/clickhouse; another
+#                             folder (and port) runs another server beside this checkout's
 #
-# Files (all under .cache/clickhouse/, which is git-ignored):
+# Files (all under .cache/clickhouse/, which is git-ignored, or CLICKHOUSE_STATE_DIR):
 #   data/                             the server's data; KEPT across restarts (a restarted server
 #                                     has its databases back). Wipe it with: stop, rm -rf it.
 #   clickhouse.pid, clickhouse.log    the running launcher's pid and the engine's log
@@ -36,7 +38,10 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="$ROOT/.cache/clickhouse"
+# A second, separate server (e.g. one a fault test kills) takes its own state dir and port:
+# CLICKHOUSE_STATE_DIR=/tmp/x CLICKHOUSE_HTTP_PORT=18124 bash scripts/clickhouse.sh start
+CACHE="${CLICKHOUSE_STATE_DIR:-$ROOT/.cache/clickhouse}"
+[[ "$CACHE" = /* ]] || CACHE="$PWD/$CACHE"
 PORT="${CLICKHOUSE_HTTP_PORT:-18123}"
 START_TIMEOUT="${CLICKHOUSE_START_TIMEOUT:-60}"
 # Loopback only: the listener enforces no credentials (see above).

@@ -76,6 +76,9 @@ const EMBEDDED_ENGINE_ARGS = [
   '--primary_index_cache_size=268435456',
 ];
 
+/** The most bytes of one array parameter sent to a server in one query (see ClickHouseSink.inParts). */
+const PARAM_PART_BYTES = 48 * 1024;
+
 export interface SinkTarget {
   /** Data directory of the embedded engine. */
   readonly db?: string | undefined;
@@ -768,6 +771,31 @@ export class ClickHouseSink implements Sink {
   }
 
   /**
+   * `run` over `items` in parts whose array parameters stay under a server's limit on one HTTP
+   * form field (Poco's HTMLForm: 64 KiB on chdb's clickhouse-local, `http_max_field_value_size`
+   * = 128 KiB on clickhouse-server; a batch's ids are several times that, and the server answers
+   * "HTML Form Exception: Field value too long"). `size` is what an item adds to its largest
+   * array parameter. The embedded engine takes no HTTP form: one run.
+   */
+  private async inParts<I, R>(items: readonly I[], size: (item: I) => number, run: (part: readonly I[]) => Promise<R[]>): Promise<R[]> {
+    if (this.place.kind === 'embedded' || items.length === 0) return run(items);
+    const out: R[] = [];
+    let start = 0;
+    let bytes = 0;
+    for (let i = 0; i < items.length; i++) {
+      const n = size(items[i] as I) + 8; // quotes, comma, escapes of the array's text
+      if (i > start && bytes + n > PARAM_PART_BYTES) {
+        out.push(...(await run(items.slice(start, i))));
+        start = i;
+        bytes = 0;
+      }
+      bytes += n;
+    }
+    out.push(...(await run(items.slice(start))));
+    return out;
+  }
+
+  /**
    * `rows` less those the table already holds (a second replay, an import run again, a Kafka
    * redelivery), so plain SQL counts each once without FINAL. A row is held when a stored row
    * has its key (the table's sorting key) and, with `compare`, equals it in those columns (the
@@ -777,16 +805,19 @@ export class ClickHouseSink implements Sink {
     if (rows.length === 0) return rows;
     const keyOf = (r: Record<string, unknown>): string => key.map((c) => String(r[c])).join('\u0000');
     const valueOf = (r: Record<string, unknown>): string => JSON.stringify(compare.map((c) => storedText(r[c])));
-    const params: Record<string, unknown> = {};
-    key.forEach((c, i) => (params[`k${i}`] = rows.map((r) => String((r as Record<string, unknown>)[c]))));
     const zipped = key.map((_, i) => `{k${i}:Array(String)}`).join(', ');
     const elements = key.map((_, i) => `tupleElement(p, ${i + 1})`).join(', ');
     const cols = [...new Set([...key, ...compare])].map((c) => `\`${c}\``).join(', ');
-    const stored = await this.queryRows<Record<string, unknown>>({
-      // The first key column is a String column of the sorting key: it narrows the read first.
-      query: `SELECT ${cols} FROM ${table} FINAL
-        WHERE \`${key[0]}\` IN {k0:Array(String)} AND (${key.map((c) => `toString(\`${c}\`)`).join(', ')}) IN (SELECT ${elements} FROM (SELECT arrayJoin(arrayZip(${zipped})) AS p))`,
-      query_params: params,
+    const text = (r: T, c: keyof T & string): string => String((r as Record<string, unknown>)[c]);
+    const stored = await this.inParts(rows, (r) => Math.max(...key.map((c) => text(r, c).length)), (part) => {
+      const params: Record<string, unknown> = {};
+      key.forEach((c, i) => (params[`k${i}`] = part.map((r) => text(r, c))));
+      return this.queryRows<Record<string, unknown>>({
+        // The first key column is a String column of the sorting key: it narrows the read first.
+        query: `SELECT ${cols} FROM ${table} FINAL
+          WHERE \`${key[0]}\` IN {k0:Array(String)} AND (${key.map((c) => `toString(\`${c}\`)`).join(', ')}) IN (SELECT ${elements} FROM (SELECT arrayJoin(arrayZip(${zipped})) AS p))`,
+        query_params: params,
+      });
     });
     const held = new Map<string, string>();
     for (const r of stored) held.set(keyOf(r), valueOf(r));
@@ -800,7 +831,7 @@ export class ClickHouseSink implements Sink {
   /** Every stored lifecycle event of the given servers (one copy per event id), raw text left out. */
   async loadMcpEvents(servers: readonly ServerToDerive[]): Promise<McpEventRow[]> {
     if (servers.length === 0) return [];
-    const rows = await this.queryRows<Omit<McpEventRow, 'backoff_ms'> & { backoff_ms: string | null }>({
+    const rows = await this.inParts(servers, (s) => Math.max(s.sessionId.length, s.agentId.length, s.server.length), (servers) => this.queryRows<Omit<McpEventRow, 'backoff_ms'> & { backoff_ms: string | null }>({
       query: `SELECT ${MCP_EVENT_COLUMNS.filter((c) => c !== 'raw').join(', ')}, '' AS raw
         FROM mcp_events
         WHERE (session_id, agent_id, server) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
@@ -808,7 +839,7 @@ export class ClickHouseSink implements Sink {
         ORDER BY ingested_at DESC
         LIMIT 1 BY session_id, agent_id, server, event_id`,
       query_params: { sids: servers.map((s) => s.sessionId), aids: servers.map((s) => s.agentId), servers: servers.map((s) => s.server) },
-    });
+    }));
     return rows.map((r) => ({ ...r, backoff_ms: r.backoff_ms === null ? null : Number(r.backoff_ms) }));
   }
 
@@ -818,7 +849,7 @@ export class ClickHouseSink implements Sink {
    */
   async loadDiscoveryObservations(contexts: readonly ContextRef[]): Promise<DiscoveryEventRow[]> {
     if (contexts.length === 0) return [];
-    return this.queryRows<DiscoveryEventRow>({
+    return this.inParts(contexts, (c) => Math.max(c.sessionId.length, c.agentId.length), (contexts) => this.queryRows<DiscoveryEventRow>({
       query: `SELECT ${DISCOVERY_EVENT_COLUMNS.join(', ')}
         FROM discovery_events
         WHERE (session_id, agent_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2)
@@ -826,19 +857,19 @@ export class ClickHouseSink implements Sink {
         ORDER BY computed_at DESC
         LIMIT 1 BY session_id, agent_id, event_id`,
       query_params: { sids: contexts.map((c) => c.sessionId), aids: contexts.map((c) => c.agentId) },
-    });
+    }));
   }
 
   /** Every stored copy of these tool calls with its rank (row_version), for discovery to keep the copy tool_calls keeps. */
   async loadToolCallVersions(events: readonly ToolCallRef[]): Promise<ToolCallCopyVersion[]> {
     if (events.length === 0) return [];
-    return this.queryRows<ToolCallCopyVersion>({
+    return this.inParts(events, (e) => Math.max(e.harness.length, e.sessionId.length, e.eventId.length), (events) => this.queryRows<ToolCallCopyVersion>({
       query: `SELECT session_id, event_id, status, source, ingested_at, toString(row_version) AS row_version
         FROM tool_calls
         WHERE (harness, session_id, event_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
                                                   FROM (SELECT arrayJoin(arrayZip({hs:Array(String)}, {sids:Array(String)}, {eids:Array(String)})) AS p))`,
       query_params: { hs: events.map((e) => e.harness), sids: events.map((e) => e.sessionId), eids: events.map((e) => e.eventId) },
-    });
+    }));
   }
 
   /**
@@ -875,7 +906,7 @@ export class ClickHouseSink implements Sink {
     // sequence. Aggregations over the few columns a state needs: reading whole rows and joining
     // them held every stored row of the wanted contexts in memory at once. The state is one
     // tuple, so a NULL in it is a value, not a row an aggregate would skip.
-    const rows = await this.queryRows<{
+    const rows = await this.inParts(contexts, (c) => Math.max(c.sessionId.length, c.agentId.length), (contexts) => this.queryRows<{
       session_id: string;
       agent_id: string;
       s: [string, StoredContext['context_source'], string, string | null, boolean, string | null, string, string[], string, string];
@@ -895,7 +926,7 @@ export class ClickHouseSink implements Sink {
         sids: contexts.map((c) => c.sessionId),
         aids: contexts.map((c) => c.agentId),
       },
-    });
+    }));
     return rows.map((r) => {
       const [contextTokens, contextSource, model, window, above, lastObserved, estimatedSince, classes, seq] = r.s;
       return {
@@ -921,7 +952,7 @@ export class ClickHouseSink implements Sink {
    */
   async appliedEvents(events: readonly (ContextRef & { readonly eventId: string })[]): Promise<AppliedEvent[]> {
     if (events.length === 0) return [];
-    return this.queryRows<AppliedEvent>({
+    return this.inParts(events, (e) => Math.max(e.sessionId.length, e.eventId.length), (events) => this.queryRows<AppliedEvent>({
       query: `SELECT session_id, agent_id, event_id,
           argMax(if(source = 'observed', concat(toString(input_tokens), '/', toString(output_tokens), '/', ifNull(toString(cache_read_tokens), ''), '/',
                                                 ifNull(toString(cache_write_tokens), ''), '/', ifNull(toString(reasoning_tokens), '')), ''), ingested_at) AS figures
@@ -929,7 +960,7 @@ export class ClickHouseSink implements Sink {
         WHERE session_id IN {sids:Array(String)} AND event_id IN {ids:Array(String)}
         GROUP BY session_id, agent_id, event_id`,
       query_params: { sids: [...new Set(events.map((e) => e.sessionId))], ids: [...new Set(events.map((e) => e.eventId))] },
-    });
+    }));
   }
 
   /**

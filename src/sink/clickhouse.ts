@@ -325,11 +325,11 @@ function toolCallsUnlessStored(sessions: ReadonlySet<string>, repeats: boolean):
  * at the same rank saying the same (fingerprint). Rows repeated within the insert are collapsed by the table's engine on insert
  * (optimize_on_insert = 1 when the batch has repeats: the same rule as its merges).
  */
-function unlessStoredSelect(table: string, names: string, source: string, f: StoredFilter): string {
+function unlessStoredSelect(table: string, names: string, source: string, f: StoredFilter, scoped = true): string {
   const key = f.key.map((c) => `\`${c}\``).join(', ');
   return `SELECT ${names} FROM ${source} AS _new
     LEFT ANY JOIN (SELECT ${key}, max(${f.storedRank}) + 1 AS _stored_rank, argMax(${f.fingerprint}, ${f.storedVersion}) AS _stored_fingerprint
-                   FROM ${table} WHERE \`${f.scopeColumn}\` IN {scope:Array(String)} GROUP BY ${key}) AS _stored USING (${key})
+                   FROM ${table} WHERE ${scoped ? `\`${f.scopeColumn}\` IN {scope:Array(String)}` : '1'} GROUP BY ${key}) AS _stored USING (${key})
     WHERE (${f.newRank}) + 1 > _stored_rank OR ((${f.newRank}) + 1 = _stored_rank AND ${f.fingerprint} != _stored_fingerprint)`;
 }
 
@@ -672,14 +672,18 @@ export class ClickHouseSink implements Sink {
       const structure = nativeColumns(table, columns)
         .map((c) => `\`${c.name}\` ${c.nullable ? `Nullable(${c.wire})` : c.wire}`)
         .join(', ');
+      // A batch of thousands of sessions: their list is more than a server takes in one form
+      // field (see inParts), and an insert's query travels in the URL with it; the stored keys
+      // are then read from the whole table (slower, the same rows left out).
+      const scoped = unless !== undefined && [...unless.scope].reduce((n, v) => n + v.length + 8, 0) <= PARAM_PART_BYTES;
       await this.request('once', async () => {
         const result = await this.client.exec({
           query:
             unless === undefined
               ? `INSERT INTO ${table} (${names}) FORMAT Native`
-              : `INSERT INTO ${table} (${names}) ${unlessStoredSelect(table, names, `input(${sqlString(structure)})`, unless)} FORMAT Native`,
+              : `INSERT INTO ${table} (${names}) ${unlessStoredSelect(table, names, `input(${sqlString(structure)})`, unless, scoped)} FORMAT Native`,
           values: Readable.from(body, { objectMode: false }),
-          ...(unless === undefined ? {} : { query_params: { scope: [...unless.scope] } }),
+          ...(unless === undefined || !scoped ? {} : { query_params: { scope: [...unless.scope] } }),
           clickhouse_settings:
             unless === undefined
               ? { ...CLIENT_INSERT_SETTINGS, input_format_native_allow_types_conversion: 1 }

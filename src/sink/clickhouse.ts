@@ -310,10 +310,12 @@ function toolCallsUnlessStored(sessions: ReadonlySet<string>, repeats: boolean):
     newRank: "if(status = 'pending', 0, 100000 + least(input_bytes + output_bytes, 99999))",
     storedRank: 'intDiv(row_version, 10000000000000)',
     // Not the ids (the key), nor where or when it was read (source, ingested_at, host,
-    // device_id): the same call read from two files or machines is one call. Not ts either (a
-    // DateTime64 stored, its text in a block): the same id is the same call at the same time.
-    fingerprint: `cityHash64(status, error, raw_input, canonical_input, tool_name, model, turn_id, call_id, kind, namespace,
-      mcp_server, mcp_tool, via, flags, redactions, images, input_bytes, output_bytes, ifNull(toString(duration_ms), ''))`,
+    // device_id): the same call read from two files or machines is one call. What toolcanon
+    // makes of it is in (kind, label, read_only, meta_version: a corrected catalogue row reaches
+    // stored rows on a rerun), and ts as its text (a DateTime64 stored, its text in a block).
+    fingerprint: `cityHash64(status, error, raw_input, canonical_input, tool_name, model, turn_id, call_id, kind, label, read_only,
+      meta_version, namespace, mcp_server, mcp_tool, via, flags, redactions, images, input_bytes, output_bytes,
+      ifNull(toString(duration_ms), ''), toString(ts))`,
     storedVersion: 'row_version',
     scopeColumn: 'session_id',
     scope: sessions,
@@ -803,11 +805,19 @@ export class ClickHouseSink implements Sink {
    * `rows` less those the table already holds (a second replay, an import run again, a Kafka
    * redelivery), so plain SQL counts each once without FINAL. A row is held when a stored row
    * has its key (the table's sorting key) and, with `compare`, equals it in those columns (the
-   * latest stored copy, as FINAL reads it). Rows repeated within `rows` are kept: the last wins.
+   * latest stored copy, as FINAL reads it). Of rows repeated within `rows` (one key twice: a file
+   * read twice in one run, a redelivered message in one Kafka batch) the last is kept.
    */
-  private async withoutStored<T extends object>(table: AnalyticsTable, rows: readonly T[], key: readonly (keyof T & string)[], compare: readonly (keyof T & string)[] = []): Promise<readonly T[]> {
-    if (rows.length === 0) return rows;
+  private async withoutStored<T extends object>(table: AnalyticsTable, given: readonly T[], key: readonly (keyof T & string)[], compare: readonly (keyof T & string)[] = []): Promise<readonly T[]> {
+    if (given.length === 0) return given;
     const keyOf = (r: Record<string, unknown>): string => key.map((c) => String(r[c])).join('\u0000');
+    const last = new Map<string, T>();
+    for (const r of given) {
+      const k = keyOf(r as Record<string, unknown>);
+      last.delete(k); // the last copy, at its own place in the order
+      last.set(k, r);
+    }
+    const rows = last.size === given.length ? given : [...last.values()];
     const valueOf = (r: Record<string, unknown>): string => JSON.stringify(compare.map((c) => storedText(r[c])));
     const zipped = key.map((_, i) => `{k${i}:Array(String)}`).join(', ');
     const elements = key.map((_, i) => `tupleElement(p, ${i + 1})`).join(', ');

@@ -2,7 +2,7 @@
 // again, a copy of a call that is no more complete than the stored one: nothing is written twice,
 // so `SELECT count() FROM tool_calls` (a user's own SQL, a dashboard on a server) is the number of
 // distinct events. A more complete copy (finished after pending) still replaces the stored one.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeImporter } from '../../src/importers/claude-code/index.ts';
@@ -76,6 +76,17 @@ describe('plain SQL counts each event once (no FINAL needed)', () => {
     expect(again.counts.eventsRead).toBeGreaterThan(0);
     const twice = await plainAndFinal(sink);
     for (const t of ANALYTICS_TABLE_NAMES) expect({ table: t, plain: twice[t]?.plain }).toEqual({ table: t, plain: once[t]?.final });
+  });
+
+  it('one file given twice in one run (copies of its MCP events in one batch): every table stored once', async () => {
+    // The MCP fixture under sessions of its own (new events, so the copies meet in one batch).
+    const lifecycle = join(tmp.dir, 'lifecycle-twice.jsonl');
+    writeFileSync(lifecycle, readFileSync(join(FIXTURES, 'mcp/lifecycle.jsonl'), 'utf8').replace(/"session_id":"([^"]*)"/g, '"session_id":"$1-twice"'));
+    const before = await plainAndFinal(sink);
+    await replayPaths([lifecycle, lifecycle], sink);
+    const after = await plainAndFinal(sink);
+    expect(after['mcp_events']?.final).toBeGreaterThan(before['mcp_events']?.final ?? Infinity);
+    for (const t of ANALYTICS_TABLE_NAMES) expect({ table: t, plain: after[t]?.plain }).toEqual({ table: t, plain: after[t]?.final });
   });
 
   it('copies of one call in one batch are stored once', async () => {

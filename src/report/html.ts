@@ -111,8 +111,9 @@ export async function collectReportData(sink: ClickHouseSink, options: HtmlRepor
   const sessions = await usageReportRows(sink, 'session', options.prices, scope);
   const tools = await q(toolsReportSql('tool'));
   const breaches = await q(BREACHES_REPORT_SQL);
-  // Dead letters carry no event time and no harness: always the whole table.
-  const deadLetters = await sink.queryDisplayRows(DEAD_LETTERS_REPORT_SQL);
+  // Dead letters carry no event time and no harness (every day and harness); their machine, when
+  // known, as report dead-letters --host reads it.
+  const deadLetters = await sink.queryDisplayRows(applyScope(DEAD_LETTERS_REPORT_SQL, { host: scope.host }));
   const drift = await q(DRIFT_REPORT_SQL);
   const mcp = await withDefinitionCost(sink, await q(MCP_REPORT_SQL), 'server', options.prices, scope);
   // What tools cost before they are called: report discovery --by tool's rows, the costliest first.

@@ -72,6 +72,20 @@ describe('report scope flags (issue 29 item 2)', () => {
     if (keep !== undefined && name !== 'html') expect(reportRows(name, [`--${flag}`, keep])).toEqual(all);
   }, 120_000);
 
+  it('report html --host counts the dead letters of that machine only, as report dead-letters --host does', () => {
+    const page = (flags: string[]): Record<string, number> => {
+      const out = join(tmp.dir, `dl-${flags.join('_').replace(/[^a-z0-9_-]/gi, '')}.html`);
+      const r = toolcanon(['report', 'html', '--out', out, ...flags]);
+      expect(r.code, r.stderr).toBe(0);
+      return JSON.parse(/"headline":(\{[^}]*\})/.exec(readFileSync(out, 'utf8'))?.[1] ?? '{}') as Record<string, number>;
+    };
+    const deadLetters = (flags: string[]): number => reportRows('dead-letters', flags).reduce((n, r) => n + Number(r['dead_letters']), 0);
+    expect(deadLetters([])).toBeGreaterThan(0);
+    expect(page([])['dead_letters']).toBe(deadLetters([]));
+    expect(deadLetters(['--host', 'nobody'])).toBe(0);
+    expect(page(['--host', 'nobody'])['dead_letters']).toBe(0);
+  }, 120_000);
+
   it('a narrower scope gives exactly its rows: tools per harness, usage per day, breaches per day', () => {
     const codexCalls = toolcanon(['query', "SELECT count() AS n FROM tool_calls FINAL WHERE harness = 'codex'", '--format', 'json']);
     const n = Number(rowsOf(codexCalls.stdout)[0]?.['n']);

@@ -1,7 +1,9 @@
 // `toolcanon export otlp` against a real OTLP/HTTP receiver started by this test
 // (scripts/otlp-receiver.sh: the OTLP protobufs decoded by the OpenTelemetry project's Java
 // bindings, io.opentelemetry.proto:opentelemetry-proto from Maven Central). The fixtures are
-// replayed into embedded ClickHouse; what the receiver got is compared with what the tables hold,
+// replayed into ClickHouse, on both engines with the same assertions (test/helpers/engines.ts:
+// embedded chdb, then a ClickHouse server; the server's export must equal the embedded one span
+// for span); what the receiver got is compared with what the tables hold,
 // read back independently with `toolcanon query`. Under CI=true a receiver that cannot start is a
 // failure, elsewhere a loud skip.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -9,11 +11,16 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../helpers/db.ts';
+import { cliEnv, forEachEngine } from '../helpers/engines.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const PORT = process.env['OTLP_RECEIVER_PORT'] ?? '14318';
 const tmp = makeTempDir('export-otlp');
-const db = join(tmp.dir, 'db');
+/** The database of the engine whose tests run now (the engines' describes run one after the other). */
+let flags: readonly string[] = [];
+/** The spans each engine's export gave, as sorted JSON texts. */
+const exportedBy = new Map<string, string[]>();
+afterAll(() => tmp.cleanup());
 
 function startReceiver(): string | null {
   const r = spawnSync('bash', [join(ROOT, 'scripts/otlp-receiver.sh'), 'start'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, OTLP_RECEIVER_PORT: PORT }, timeout: 300_000 });
@@ -27,7 +34,7 @@ function startReceiver(): string | null {
 const receiver = startReceiver();
 
 function toolcanon(args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args, '--db', db], { cwd: tmp.dir, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args, ...flags], { cwd: tmp.dir, encoding: 'utf8', timeout: 120_000, env: cliEnv() });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 function jsonLines(text: string): Record<string, unknown>[] {
@@ -70,13 +77,14 @@ async function received(): Promise<ReceivedSpan[]> {
 }
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
-describe.skipIf(receiver === null)('export otlp to a real OTLP/HTTP receiver', () => {
+await forEachEngine('test/export/otlp.test.ts', (engine) => describe.skipIf(receiver === null)('export otlp to a real OTLP/HTTP receiver', () => {
   let toolCalls = 0;
   let usage = 0;
   let sessions = 0;
   let protobufSpans: ReceivedSpan[] = [];
 
   beforeAll(async () => {
+    flags = (await engine.database('export')).flags;
     const replay = toolcanon(['replay', join(ROOT, 'fixtures'), '--format', 'json']);
     expect(replay.code, replay.stderr).toBe(0);
     toolCalls = Number(query('SELECT count() AS n FROM tool_calls FINAL')[0]?.['n']);
@@ -90,9 +98,15 @@ describe.skipIf(receiver === null)('export otlp to a real OTLP/HTTP receiver', (
     const summary = summaryOf(r.stdout);
     expect(summary).toMatchObject({ spans_exported: toolCalls + usage + sessions, 'spans_exported.execute_tool': toolCalls, 'spans_exported.chat': usage, traces: sessions, spans_failed: 0 });
     protobufSpans = await received();
+    exportedBy.set(engine.name, protobufSpans.map((x) => JSON.stringify(x)).sort());
     expect(JSON.parse(await receiverGet('/debug/requests'))).toMatchObject({ protobuf: summary['requests'], json: 0 });
   });
-  afterAll(() => tmp.cleanup());
+
+  it.runIf(engine.name === 'server')('exports from the server exactly the spans it exports from the embedded engine', () => {
+    const embedded = exportedBy.get('embedded');
+    expect(embedded, 'the embedded engine\'s describe ran first').toBeDefined();
+    expect(exportedBy.get('server')).toEqual(embedded);
+  });
 
   it('received one span per tool call, usage record and session, each session one trace', () => {
     expect(protobufSpans).toHaveLength(toolCalls + usage + sessions);
@@ -211,4 +225,4 @@ describe.skipIf(receiver === null)('export otlp to a real OTLP/HTTP receiver', (
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('v1.41.0');
   });
-});
+}));

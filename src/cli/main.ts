@@ -560,6 +560,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     case 'query': {
       const [sql, ...extra] = rest;
       if (sql === undefined || extra.length) throw new UsageError('query takes exactly one SQL argument (quote it)');
+      if (sql.trim() === '') throw new UsageError('query was given an empty SQL statement: give one, e.g. toolcanon query "SELECT count() FROM tool_calls"');
       const rows = await withExistingSink(values, io, async (sink) => {
         try {
           // final = 1: FINAL on every table read, so plain SQL counts each event once.

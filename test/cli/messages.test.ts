@@ -78,6 +78,11 @@ describe('item 9: a mistyped command or flag says the nearest one, in one line',
     expect(usageLine(folder)).toContain(`--out ${tmp.dir} is a folder`);
   });
 
+  it('an empty SQL statement is a usage error in one line (exit 2), not the engine\'s text', () => {
+    const r = toolcanon(['query', '  ', ...fixturesDb()]);
+    expect(usageLine(r)).toBe('toolcanon: query was given an empty SQL statement: give one, e.g. toolcanon query "SELECT count() FROM tool_calls"');
+  });
+
   it('SQL the engine refuses: its message in one line, the SQL line and a caret under the position', () => {
     const db = fixturesDb();
     const syntax = toolcanon(['query', 'SELECT harness, count( FROM tool_calls', ...db]);

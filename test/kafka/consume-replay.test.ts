@@ -1,14 +1,17 @@
 // Issue 3, test 1: the fixtures published to a topic and consumed by the stream worker end in
 // the analytics tables exactly as `replay` of the same files puts them there (every table, every
-// row, every count), apart from the columns that record where and when a row was ingested.
+// row, every count), apart from the columns that record where and when a row was ingested. The
+// worker writes to each engine in turn (test/helpers/engines.ts: embedded chdb, then a ClickHouse
+// server), with the same assertions; the reference is one replay into an embedded data directory.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KafkaAdmin, KafkaClient } from '../../src/kafka/client.ts';
-import { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { listInputFiles } from '../../src/source/file.ts';
 import type { WorkerSummary } from '../../src/worker/worker.ts';
 import { countOf, makeTempDir } from '../helpers/db.ts';
+import { forEachEngine } from '../helpers/engines.ts';
 import { ensureKafka, requireKafkaOrSkip } from '../helpers/kafka.ts';
 import {
   DLQ_TOPIC_HEADERS,
@@ -36,7 +39,21 @@ function fixtureEventCount(): number {
   return n;
 }
 
-describe.skipIf(brokers === null)('toolcanon consume writes what replay writes', () => {
+/** The replay of the fixtures into an embedded data directory, dumped: what each engine's consumer must hold. */
+let reference: Promise<TableDump> | undefined;
+const referenceTmp = makeTempDir('consume-replay-reference');
+afterAll(() => referenceTmp.cleanup());
+function replayReference(): Promise<TableDump> {
+  reference ??= (async () => {
+    const replayDb = join(referenceTmp.dir, 'replay-db');
+    const replay = await runCli(['replay', FIXTURES, '--db', replayDb, '--format', 'json']);
+    if (replay.code !== 0) throw new Error(`replay failed (${replay.code}): ${replay.stderr}`);
+    return dumpInChild(replayDb);
+  })();
+  return reference;
+}
+
+await forEachEngine('test/kafka/consume-replay.test.ts', (engine) => describe.skipIf(brokers === null)('toolcanon consume writes what replay writes', () => {
   const topic = uniqueName('tc-replay');
   const group = uniqueName('g-replay');
   const tmp = makeTempDir('consume-replay');
@@ -58,12 +75,9 @@ describe.skipIf(brokers === null)('toolcanon consume writes what replay writes',
     expect(produce.code, produce.stderr).toBe(0);
     published = Object.fromEntries(produce.stdout.trim().split('\n').map((l) => JSON.parse(l) as { metric: string; value: number }).map((r) => [r.metric, r.value]));
 
-    const replayDb = join(tmp.dir, 'replay-db');
-    const replay = await runCli(['replay', FIXTURES, '--db', replayDb, '--format', 'json']);
-    expect(replay.code, replay.stderr).toBe(0);
-    fromReplay = await dumpInChild(replayDb);
+    fromReplay = await replayReference();
 
-    sink = await ClickHouseSink.open({ db: join(tmp.dir, 'kafka-db') });
+    sink = await engine.openSink('kafka');
     const { worker } = await startInProcessWorker(brokers ?? [], topic, group, sink, ['--batch-max-rows', '50']);
     await waitForAllCommitted(admin, group, topic);
     summary = await worker.stop('test done');
@@ -120,4 +134,4 @@ describe.skipIf(brokers === null)('toolcanon consume writes what replay writes',
     }
     expect(reasons).toEqual(summary.counts.deadLettersByReason);
   });
-});
+}));

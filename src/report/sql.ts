@@ -329,10 +329,18 @@ export const DISCOVERY_BY_TOOL_SQL = `WITH
       FROM d WHERE discovery_kind = 'search') AS s
     GROUP BY k.tool
   ),
+  -- A refusal is the tool its refused call named (an MCP call: its server and tool), so a bare
+  -- name in the refusal's text is not counted against every server's tool of that name; only a
+  -- refused call that names no MCP tool falls back to the text's name.
   refused AS (
     SELECT k.tool AS tool, count() AS refusals, countIf(r.recovered) AS recovered, countIf(NOT r.recovery_searched) AS unsearched
-    FROM known AS k CROSS JOIN (SELECT refused_tool, recovered, recovery_searched FROM d WHERE discovery_kind = 'refusal' AND refused_tool != '') AS r
-    WHERE k.tool = r.refused_tool OR endsWith(k.tool, concat('__', r.refused_tool))
+    FROM known AS k CROSS JOIN (
+      SELECT rd.refused_tool AS refused_tool, rd.recovered AS recovered, rd.recovery_searched AS recovery_searched,
+        rc.tool AS qualified
+      FROM (SELECT session_id, agent_id, event_id, refused_tool, recovered, recovery_searched FROM d WHERE discovery_kind = 'refusal' AND refused_tool != '') AS rd
+      LEFT JOIN (SELECT session_id, agent_id, event_id, ${MCP_CALL_TOOL} AS tool FROM tool_calls FINAL WHERE ${MCP_CALL}) AS rc
+        ON rc.session_id = rd.session_id AND rc.agent_id = rd.agent_id AND rc.event_id = rd.event_id) AS r
+    WHERE if(r.qualified != '', k.tool = r.qualified, k.tool = r.refused_tool OR endsWith(k.tool, concat('__', r.refused_tool)))
     GROUP BY k.tool
   ),
   -- The tool's latest known definition size, and what it cost over every request while visible.

@@ -109,3 +109,21 @@ describe('the funnel of the HTML report', () => {
     expect(turns.get('turns with a not-in-active-set refusal')).toBe(2);
   });
 });
+
+// A refusal names a bare tool in its text ("Tool 'archiveRun' not in active set"): it is the
+// refused call's own tool (exports__archiveRun), never another server's tool of that name.
+describe('a refusal counts against the tool its call named', () => {
+  it("another server's tool with the same bare name is not refused", async () => {
+    const path = join(dir, 'same-name.jsonl');
+    const event = (n: number, tool: string, status: string, more: Record<string, unknown>): string =>
+      JSON.stringify({
+        schema: 'toolcanon.event/v1', type: 'tool_call', ts: `2026-12-13T10:00:0${n}.000Z`, harness: 'grok_build', session_id: 'sess-same-name', turn_id: `t${n}`,
+        call_id: `c-same-${n}`, model: 'grok-4', tool: 'use_tool', input: { tool_name: tool, tool_input: {} }, status, ...more,
+      });
+    writeFileSync(path, `${event(1, 'vault__sealRun', 'error', { error: "Tool 'sealRun' not in active set" })}\n${event(2, 'backup__sealRun', 'ok', { output: 'done' })}\n`);
+    await replayPaths([path], sink);
+    const byTool = new Map((await rows(DISCOVERY_BY_TOOL_SQL)).map((r) => [r['tool'], r]));
+    expect(byTool.get('vault__sealRun')).toMatchObject({ calls: '1', calls_refused: '1', not_in_active_set: '1' });
+    expect(byTool.get('backup__sealRun')).toMatchObject({ calls: '1', calls_refused: '0', not_in_active_set: '0' });
+  });
+});

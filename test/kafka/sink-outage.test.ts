@@ -2,13 +2,15 @@
 // runs in this process and its embedded engine loses the tool_calls table (DETACH TABLE) while
 // events arrive, then gets it back (ATTACH TABLE). While it fails the worker retries with
 // backoff, pauses fetching (its buffer stays within one batch) and commits nothing; afterwards
-// everything is written exactly once and committed.
-import { join } from 'node:path';
+// everything is written exactly once and committed. On both engines with the same assertions
+// (test/helpers/engines.ts): the embedded engine, and a ClickHouse server whose table goes away
+// the same way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KafkaAdmin, KafkaClient } from '../../src/kafka/client.ts';
-import { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import type { StreamWorker, WorkerSummary } from '../../src/worker/worker.ts';
 import { countOf, makeTempDir } from '../helpers/db.ts';
+import { forEachEngine } from '../helpers/engines.ts';
 import { ensureKafka, requireKafkaOrSkip } from '../helpers/kafka.ts';
 import {
   committedOffsets,
@@ -31,7 +33,7 @@ const BEFORE = 1_000;
 const DURING = 4_000;
 const OUTAGE_MS = 4_000;
 
-describe.skipIf(brokers === null)('ClickHouse fails for a while, then recovers', () => {
+await forEachEngine('test/kafka/sink-outage.test.ts', (engine) => describe.skipIf(brokers === null)('ClickHouse fails for a while, then recovers', () => {
   const topic = uniqueName('tc-outage');
   const group = uniqueName('g-outage');
   const tmp = makeTempDir('outage');
@@ -56,7 +58,7 @@ describe.skipIf(brokers === null)('ClickHouse fails for a while, then recovers',
     client = testClient(brokers ?? [], 'outage-test');
     admin = await client.admin();
     await admin.ensureTopic(topic, { partitions: 2 });
-    sink = await ClickHouseSink.open({ db: join(tmp.dir, 'db') });
+    sink = await engine.openSink('outage');
     ({ worker, logs } = await startInProcessWorker(brokers ?? [], topic, group, sink, ['--batch-max-rows', String(BATCH_ROWS), '--retry-initial-ms', '200', '--retry-max-ms', '800']));
     const records = keyedRecords(events.lines);
 
@@ -121,4 +123,4 @@ describe.skipIf(brokers === null)('ClickHouse fails for a while, then recovers',
     expect(sumOffsets(await committedOffsets(admin, group, topic))).toBe(BEFORE + DURING);
     expect(summary.counts.deadLetters).toBe(0);
   });
-});
+}));

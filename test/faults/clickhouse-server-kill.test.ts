@@ -6,22 +6,40 @@
 // holds only whole rows of what was sent (nothing written twice: plain count() = FINAL count());
 // a rerun says what was already there, and its tables equal a clean run's, table for table.
 // Then the server is stopped cleanly and started again between two commands: the data is back
-// and a report reads it as before.
+// and a report reads it as before. Last, a Kafka consume worker writing into the server while
+// its engine is killed and started again: it commits nothing while the server is gone, then
+// writes every event once (plain count() = FINAL count()) and commits them all.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANALYTICS_TABLE_NAMES } from '../../src/sink/clickhouse.ts';
+import type { KafkaAdmin, KafkaClient } from '../../src/kafka/client.ts';
+import { ANALYTICS_TABLE_NAMES, ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import type { StreamWorker } from '../../src/worker/worker.ts';
 import { serverQuery } from '../helpers/clickhouse-server.ts';
 import { makeTempDir } from '../helpers/db.ts';
 import { cliEnv } from '../helpers/engines.ts';
 import { cli, metrics, startCli, writeReplayInput } from '../helpers/faults.ts';
-import { DUMP_SQL, ROOT, waitFor } from '../helpers/worker.ts';
+import { ensureKafka, requireKafkaOrSkip } from '../helpers/kafka.ts';
+import {
+  committedOffsets,
+  DUMP_SQL,
+  generateEvents,
+  keyedRecords,
+  ROOT,
+  sendAll,
+  startInProcessWorker,
+  sumOffsets,
+  testClient,
+  uniqueName,
+  waitFor,
+  waitForAllCommitted,
+} from '../helpers/worker.ts';
 
 const SUITE = 'test/faults/clickhouse-server-kill.test.ts';
-const GENERATED = 30_000;
+const GENERATED = 24_000;
 const tmp = makeTempDir('server-kill');
 const stateDir = mkdtempSync(join(tmpdir(), 'toolcanon-server-kill-state-'));
 const ENV = cliEnv();
@@ -209,5 +227,71 @@ describe.skipIf('skip' in first)('a ClickHouse server killed (SIGKILL) under a r
     expect(afterRestart.code, afterRestart.stderr).toBe(0);
     expect(afterRestart.stdout).toBe(before.stdout);
     expect(await dump(cleanUrl)).toEqual(reference);
+  });
+});
+
+const brokers = 'skip' in first ? null : requireKafkaOrSkip(await ensureKafka(), `${SUITE} (Kafka worker)`);
+
+describe.skipIf('skip' in first || brokers === null)('a Kafka consume worker writing into a ClickHouse server that is killed and started again', () => {
+  const own = first as { url: string; enginePid: number };
+  const BEFORE = 1_000;
+  const DURING = 3_000;
+  const events = generateEvents('server-kill', BEFORE + DURING);
+  const topic = uniqueName('tc-server-kill');
+  const group = uniqueName('g-server-kill');
+  const url = `${own.url}/tc_worker`;
+  let client: KafkaClient | undefined;
+  let admin: KafkaAdmin | undefined;
+  let sink: ClickHouseSink | undefined;
+  let worker: StreamWorker | undefined;
+
+  afterAll(async () => {
+    await worker?.stop('test done').catch(() => undefined);
+    await sink?.close().catch(() => undefined);
+    await admin?.deleteTopics([topic, `${topic}.dlq`]).catch(() => undefined);
+    await admin?.disconnect();
+  });
+
+  it('commits nothing while the server is gone; after its restart every event is stored once and committed', async () => {
+    own.enginePid = Number(field((await script('start')).stdout, 'CLICKHOUSE_ENGINE_PID'));
+    client = testClient(brokers ?? [], 'server-kill-test');
+    admin = await client.admin();
+    await admin.ensureTopic(topic, { partitions: 2 });
+    sink = await ClickHouseSink.open({ clickhouseUrl: url });
+    const started = await startInProcessWorker(brokers ?? [], topic, group, sink, ['--batch-max-rows', '500', '--retry-initial-ms', '200', '--retry-max-ms', '1000']);
+    worker = started.worker;
+    const records = keyedRecords(events.lines);
+    await sendAll(client, topic, records.slice(0, BEFORE));
+    await waitForAllCommitted(admin, group, topic);
+    expect(sumOffsets(await committedOffsets(admin, group, topic))).toBe(BEFORE);
+
+    process.kill(own.enginePid, 'SIGKILL');
+    await waitFor('the engine process to be gone', () => (processAlive(own.enginePid) ? undefined : true), 10_000, 50);
+    await sendAll(client, topic, records.slice(BEFORE));
+    const w = worker;
+    await waitFor('the worker to fail a flush', () => (w.status().failing !== undefined ? true : undefined), 30_000, 50);
+    const committedWhileDown: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      committedWhileDown.push(sumOffsets(await committedOffsets(admin, group, topic)));
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(new Set(committedWhileDown)).toEqual(new Set([BEFORE]));
+
+    const restarted = await script('start');
+    expect(restarted.code, restarted.stderr).toBe(0);
+    own.enginePid = Number(field(restarted.stdout, 'CLICKHOUSE_ENGINE_PID'));
+    const t0 = Date.now();
+    await waitForAllCommitted(admin, group, topic, 90_000);
+    console.log(`[${SUITE}] worker: ${w.status().stats.flushFailures} failed flush(es) while the server was down; all committed ${Date.now() - t0} ms after the restart`);
+    const summary = await w.stop('test done');
+    worker = undefined;
+    expect(summary.clean).toBe(true);
+    expect(started.logs.some((l) => /recovered after \d+ failed attempt/.test(l))).toBe(true);
+    const count = async (sql: string): Promise<number> => Number((await serverQuery(url, sql)).trim());
+    expect(await count('SELECT count() FROM tool_calls FINAL')).toBe(BEFORE + DURING);
+    expect(await count('SELECT count() FROM tool_calls')).toBe(BEFORE + DURING);
+    const ids = (await serverQuery(url, 'SELECT call_id FROM tool_calls FINAL ORDER BY call_id')).trim().split('\n');
+    expect(ids).toEqual([...events.callIds].sort());
+    expect(sumOffsets(await committedOffsets(admin, group, topic))).toBe(BEFORE + DURING);
   });
 });

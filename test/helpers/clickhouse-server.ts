@@ -111,7 +111,14 @@ export async function serverQuery(url: string, sql: string): Promise<string> {
   const database = u.pathname.replace(/^\/+|\/+$/g, '');
   const target = new URL(`${baseOf(url)}/`);
   if (database !== '') target.searchParams.set('database', database);
-  const res = await fetch(target, { method: 'POST', body: sql, signal: AbortSignal.timeout(60_000) });
+  // A kept-alive connection the server closed while idle (seen on a loaded machine: "fetch
+  // failed", cause UND_ERR_SOCKET "other side closed") never carried the statement: sent again,
+  // once, on a new connection.
+  const send = (): Promise<Response> => fetch(target, { method: 'POST', body: sql, signal: AbortSignal.timeout(60_000) });
+  const res = await send().catch((error: unknown) => {
+    if ((error as { cause?: { code?: string } }).cause?.code === 'UND_ERR_SOCKET') return send();
+    throw error;
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`ClickHouse server ${baseOf(url)} answered ${res.status} to ${sql.slice(0, 200)}: ${text.trim()}`);
   return text;

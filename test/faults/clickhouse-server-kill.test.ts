@@ -39,7 +39,7 @@ import {
 } from '../helpers/worker.ts';
 
 const SUITE = 'test/faults/clickhouse-server-kill.test.ts';
-const GENERATED = 24_000;
+const GENERATED = 32_000;
 const tmp = makeTempDir('server-kill');
 const stateDir = mkdtempSync(join(tmpdir(), 'toolcanon-server-kill-state-'));
 const ENV = cliEnv();

@@ -329,12 +329,13 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   const model = r.short(event.model ?? '');
   const tool = r.short(event.tool);
   const p = projectToolCall(event.harness, tool, { text: rawInput, wasString });
+  // A user's own event id is stored redacted (a derived one is a hash); counted before the flags.
+  const storedEventId = event.event_id === undefined ? eventId : r.short(eventId);
   // No model named: stored as '' and flagged, so a row of an unknown model is found as such.
   let flags = r.count === 0 ? p.flags : [...p.flags, 'redacted' as const];
   if (model === '') flags = [...flags, 'model_unknown' as const];
   const row: ToolCallRow = {
-    // A user's own event id is stored redacted (a derived one is a hash).
-    event_id: event.event_id === undefined ? eventId : r.short(eventId),
+    event_id: storedEventId,
     ts,
     harness: event.harness,
     namespace: p.namespace,

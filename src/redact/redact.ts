@@ -11,7 +11,7 @@
 // strings (an argv) is also read as one command line, so ["curl","-u","user:pw"] is
 // `curl -u user:pw`.
 import { sha256Hex } from '../util/hash.ts';
-import { CONTEXT_KINDS, isPlaceholderValue, judgeNamed, kindOfNamed, REDACTION_RULES, secretStrength, type RedactionRule } from './rules.ts';
+import { CONTEXT_KINDS, isPlaceholderValue, judgeNamed, kindOfNamed, REDACTION_RULES, secretStrength, UNQUOTED_VALUE_CAP, type RedactionRule } from './rules.ts';
 
 export interface RedactedText {
   /** The text with every secret replaced (the same string when nothing was). */
@@ -205,6 +205,8 @@ export function redactionMarker(kind: string, secret: string): string {
 }
 
 const VALUE_GROUPS = ['s', 's2', 's3', 's4', 's5', 's6', 's7', 's8'] as const;
+/** What ends an unquoted value: white space or a quote (rules.ts VALUE). */
+const UNQUOTED_END = /[\s'"`]/;
 const QUOTED_GROUPS = new Set(['s', 's2', 's4', 's5', 's6', 's8']);
 
 function runRule(c: CompiledRule, text: string, base: number, out: Span[]): void {
@@ -252,6 +254,10 @@ function runRule(c: CompiledRule, text: string, base: number, out: Span[]): void
     if (keep) {
       regex.lastIndex = m.index + 1;
       continue;
+    }
+    // An unquoted value matched to its cap (rules.ts UNQUOTED_VALUE_CAP) goes on to its token's end.
+    if (!quoted && end - start === UNQUOTED_VALUE_CAP) {
+      while (end < text.length && !UNQUOTED_END.test(text[end] as string)) end++;
     }
     out.push({ start: base + start, end: base + end, kind, order: c.order });
     regex.lastIndex = Math.max(end, m.index + 1);

@@ -119,7 +119,12 @@ const SHAPES: readonly Shape[] = [
 ];
 
 /** A quoted value (to its closing quote) or an unquoted one (to white space or a quote). */
-const VALUE = String.raw`(?:'(?<s>[^'\r\n]*)'|"(?<s2>[^"\r\n]*)"|\x60(?<s4>[^\x60\r\n]*)\x60|(?<s3>[^\s'"\x60]+))`;
+// An unquoted value is matched up to UNQUOTED_VALUE_CAP characters (the rest of its token is
+// added once the value is judged a secret: src/redact/redact.ts): matched whole, a text of many
+// `key=key=…` made every rejected candidate scan to the token's end (quadratic; the fuzz suite's
+// hang of 2026-12-06, a 300 KB string).
+export const UNQUOTED_VALUE_CAP = 256;
+const VALUE = String.raw`(?:'(?<s>[^'\r\n]*)'|"(?<s2>[^"\r\n]*)"|\x60(?<s4>[^\x60\r\n]*)\x60|(?<s3>[^\s'"\x60]{1,256}))`;
 /**
  * Words one of which every name isSecretName accepts contains (case aside): named rules assert
  * it of their name inside the expression (a lookbehind), so a name without one is rejected by

@@ -54,6 +54,19 @@ function read(trimmed: Uint8Array, limits: DecodeLimits): Reading {
   return { stage: 'json', text, parsed, depth: depthOfText(text) };
 }
 
+/**
+ * A given event id is kept as given, unless it holds a secret (issue 30: a token used as an id is
+ * redacted): then it differs only where a redaction marker stands.
+ */
+function sameIdOrRedacted(got: string, want: unknown, what: string): void {
+  if (got === want || typeof want !== 'string' || !got.includes('[REDACTED:')) {
+    same(got, want, what);
+    return;
+  }
+  const [head = '', ...rest] = got.split(/\[REDACTED:[a-z0-9_]+:[0-9a-f]{4}\]/);
+  ok(want.startsWith(head) && want.endsWith(rest.at(-1) ?? '') && want !== got, () => `${what}: ${show(got)} is ${show(want)} with a secret redacted`);
+}
+
 /** A failed property, with what was expected (vitest's matchers are too slow for 100 000 cases). */
 function ok(condition: boolean, message: string | (() => string)): asserts condition {
   if (!condition) throw new Error(typeof message === 'string' ? message : message());
@@ -137,7 +150,7 @@ function checkOutcome(bytes: Uint8Array, o: DecodeOutcome, limits: DecodeLimits)
     same(row.ingested_at, AT, 'ingested_at');
     same(row.images, parsed['images'] ?? 0, 'images');
     same(row.duration_ms, parsed['duration_ms'] ?? null, 'duration_ms');
-    if (parsed['event_id'] !== undefined) same(row.event_id, parsed['event_id'], 'event_id');
+    if (parsed['event_id'] !== undefined) sameIdOrRedacted(row.event_id, parsed['event_id'], 'event_id');
     else ok(/^[0-9a-f]{32}$/.test(row.event_id), `event_id ${row.event_id}`);
     const input = parsed['input'];
     if (exact || row.redactions === 0) {
@@ -194,7 +207,7 @@ function checkOutcome(bytes: Uint8Array, o: DecodeOutcome, limits: DecodeLimits)
     if (exact || e.redactions === 0) same(e.raw, text, 'raw');
     else JSON.parse(e.raw);
     same(e.tool_count, Array.isArray(parsed['tools']) ? parsed['tools'].length : null, 'tool_count');
-    if (parsed['event_id'] !== undefined) same(e.event_id, parsed['event_id'], 'event_id');
+    if (parsed['event_id'] !== undefined) sameIdOrRedacted(e.event_id, parsed['event_id'], 'event_id');
   }
   return o;
 }
@@ -257,8 +270,8 @@ describe('fuzz: the envelope of every event type', () => {
       const off = decodeEvent(b, SOURCE, AT, NO_REDACT);
       same(on.kind, off.kind, 'the outcome with redaction on');
       if (on.kind === 'dead' && off.kind === 'dead') same(on.dead.reason, off.dead.reason, 'the reason with redaction on');
-      if (on.kind === 'row' && off.kind === 'row') same(on.row.event_id, off.row.event_id, 'the event id with redaction on');
-      if (on.kind === 'mcp' && off.kind === 'mcp') same(on.event.event_id, off.event.event_id, 'the event id with redaction on');
+      if (on.kind === 'row' && off.kind === 'row') sameIdOrRedacted(on.row.event_id, off.row.event_id, 'the event id with redaction on');
+      if (on.kind === 'mcp' && off.kind === 'mcp') sameIdOrRedacted(on.event.event_id, off.event.event_id, 'the event id with redaction on');
     });
   });
 });
@@ -273,6 +286,9 @@ const MiB = 1024 * 1024;
 
 const PATHOLOGICAL: readonly { name: string; line: () => Uint8Array; expect: string; limits?: DecodeLimits; knownSlowWithRedaction?: string }[] = [
   { name: 'a 1 MiB string in the input', line: () => Buffer.from(withInput(`{"file_path":"${'x'.repeat(MiB)}"}`)), expect: 'row' },
+  // Every `key=` a candidate assignment whose unquoted value ran to the token's end: quadratic
+  // (the fuzz suite's hang of 2026-12-06: 300 KB took over 15 s); unquoted values are capped.
+  { name: '300 KB of key=key=… in the input', line: () => Buffer.from(withInput(`{"command":"${'key='.repeat(75_000)}"}`)), expect: 'row' },
   { name: 'a 1 MiB output of escapes', line: () => Buffer.from(withInput('{}', `,"output":"${'\\n\\u0000'.repeat(MiB / 8)}"`)), expect: 'row' },
   { name: 'a 1 MiB session_id', line: () => Buffer.from(BASE.replace('"s-1"', `"${'s'.repeat(MiB)}"`) + ',"input":{}}'), expect: 'dead:schema' },
   { name: 'a 1 MiB number as duration_ms', line: () => Buffer.from(withInput('{}', `,"duration_ms":${'9'.repeat(MiB)}`)), expect: 'dead:schema' },

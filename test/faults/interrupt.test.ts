@@ -3,13 +3,12 @@
 // next write, prints one line saying how many events of its input are stored, and exits 130
 // (128 + SIGINT), not killed by the signal with nothing said. The number is what the database
 // holds (read from outside the process) and what the rerun reports as already stored.
-import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../helpers/db.ts';
-import { cli, committedParts, metrics, startCli, waitUntil, writeAcpCapture, writeReplayInput, type CliRun } from '../helpers/faults.ts';
-import { BIN, dumpInChild, generateEvents, ROOT, type TableDump } from '../helpers/worker.ts';
+import { cli, committedParts, metrics, startCli, waitUntil, writeAcpCapture, writeReplayInput } from '../helpers/faults.ts';
+import { BIN, dumpInChild, generateEvents, type TableDump } from '../helpers/worker.ts';
 
 const tmp = makeTempDir('interrupt');
 afterAll(() => tmp.cleanup());
@@ -90,16 +89,9 @@ describe('SIGINT during replay and import', () => {
     writeFileSync(file, `${generateEvents('sigint-stdin', 60_000, 60).lines.join('\n')}\n`);
     const db = join(tmp.dir, 'stdin');
     const fd = openSync(file, 'r');
-    const child = spawn(process.execPath, [BIN, 'replay', '-', '--db', db, '--no-progress'], { cwd: ROOT, stdio: [fd, 'pipe', 'pipe'] });
+    const run = startCli(['replay', '-', '--db', db, '--no-progress'], process.env, [process.execPath, BIN], fd);
     closeSync(fd);
-    const run: CliRun = {
-      child,
-      stdout: '',
-      stderr: '',
-      exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
-    };
-    child.stdout?.setEncoding('utf8').on('data', (c: string) => (run.stdout += c));
-    child.stderr?.setEncoding('utf8').on('data', (c: string) => (run.stderr += c));
+    const child = run.child;
     expect(await waitUntil(run, () => committedParts(db, 'token_usage').length > 0), `the run ended before it committed anything: ${run.stderr}`).toBe(true);
     child.kill('SIGINT');
     expect(await run.exited, run.stderr).toEqual({ code: 130, signal: null });

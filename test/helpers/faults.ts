@@ -13,10 +13,10 @@ export interface CliRun {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `toolcanon <args>` (stdin closed), collecting its output. */
-export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env, command: readonly string[] = [process.execPath, BIN]): CliRun {
+/** Starts `toolcanon <args>` (stdin closed, or the given file descriptor), collecting its output. */
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env, command: readonly string[] = [process.execPath, BIN], stdin: 'ignore' | number = 'ignore'): CliRun {
   const [file, ...pre] = command as [string, ...string[]];
-  const child = spawn(file, [...pre, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(file, [...pre, ...args], { cwd: ROOT, stdio: [stdin, 'pipe', 'pipe'], env });
   const run: CliRun = {
     child,
     stdout: '',

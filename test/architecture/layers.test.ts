@@ -16,6 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['sink'],
   ['pipeline', 'source', 'importers', 'worker', 'kafka', 'thread'],
   ['report', 'export'],
+  ['serve'],
   ['cli'],
 ];
 

@@ -1,7 +1,7 @@
 // `toolcanon export otlp`: flags, the run and its summary (the export itself is src/export/otlp.ts).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ClickHouseSink } from '../sink/clickhouse.ts';
-import { existingDatabase } from './database.ts';
+import { existingDatabase, sinkTarget } from './database.ts';
 import { parseArgsUsageError } from './suggest.ts';
 import { checkClickHouseUrl } from './sink-flags.ts';
 import { UsageError, type Io } from './io.ts';
@@ -97,7 +97,8 @@ export async function runExportCommand(args: readonly string[], io: Io): Promise
 
   // Export only reads: a database that is not there is said, never created.
   existingDatabase(values);
-  const sink = await ClickHouseSink.open({ db: values.db, clickhouseUrl: values.clickhouse }, { createDatabase: false });
+  // A directory another process owns (serve, watch) is read through it.
+  const sink = await ClickHouseSink.open(sinkTarget(values), { createDatabase: false });
   const summary = emptySummary();
   const started = performance.now();
   let failure: string | undefined;

@@ -140,6 +140,16 @@ export function findOwner(dataDir: string): FoundOwner | undefined {
   return { ...info, token };
 }
 
+/**
+ * Forgets this process's credentials for a ClickHouse server ($TOOLCANON_CLICKHOUSE_USER,
+ * _PASSWORD, _PASSWORD_FILE): they win over a URL's, and a process whose target is an embedded
+ * directory (no server URL) uses none, so an owner's engine (which refuses a password it does not
+ * know) and its proxy (which wants its token) must not be sent them.
+ */
+export function forgetServerCredentials(env: NodeJS.ProcessEnv = process.env): void {
+  for (const name of ['TOOLCANON_CLICKHOUSE_USER', 'TOOLCANON_CLICKHOUSE_PASSWORD', 'TOOLCANON_CLICKHOUSE_PASSWORD_FILE']) delete env[name];
+}
+
 /** Writes `text` to `path` through a new file of mode 0600 renamed over it (never follows a link there). */
 function writePrivate(path: string, text: string): void {
   const tmp = `${path}.${process.pid}.tmp`;
@@ -337,6 +347,7 @@ export async function startOwner(dataDir: string, opts: OwnerOptions = {}): Prom
   const dir = resolve(dataDir);
   const command = opts.command ?? 'toolcanon serve';
   prepareDataDir(dir);
+  forgetServerCredentials();
   const current = findOwner(dir);
   if (current !== undefined) throw new DataDirError(`the data directory ${dir} is already served by process ${current.pid} (${current.command}) at ${current.url}: read through it, or stop it first`);
   // One process at a time starts an engine here; one that holds the directory is refused.

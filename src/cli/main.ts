@@ -25,7 +25,7 @@ import { importProblem } from '../importers/verdict.ts';
 import { ConfigError, scrubSecrets } from '../config/secrets.ts';
 import { describeKafkaFailure } from '../kafka/errors.ts';
 import { SinkError } from '../sink/errors.ts';
-import { existingDatabase, NoDatabaseError } from './database.ts';
+import { existingDatabase, NoDatabaseError, sinkTarget } from './database.ts';
 import { alreadyStoredLine, storedBeforeImport, storedBeforeReplay, withAlreadyStored } from './resume.ts';
 import { INTERRUPTED_EXIT_CODE, Interrupted, interruptedLine, interruptible, stdinOf } from './interrupt.ts';
 
@@ -48,6 +48,10 @@ ${reportsHelp('  ', 29)}
   export otlp --endpoint URL [--since DAY] [--until DAY] [--harness H] [--include-raw-input]
                              Replay what is stored as OTLP/HTTP traces (GenAI semantic conventions
                              v1.41.0); --protocol http/protobuf|http/json
+  serve [--db DIR] [--port N]
+                             Own an embedded data directory and serve it on 127.0.0.1 behind the
+                             token in DIR/toolcanon.token: other commands read through it,
+                             ClickHouse clients query it, / is the live HTML report
   catalogue                  Print the tool catalogue (Markdown table)
 
 Options:
@@ -219,7 +223,7 @@ const OPTIONS = {
 
 
 /** The commands, as typed (for "did you mean"). */
-const COMMANDS = ['replay', 'import', 'validate', 'report', 'query', 'consume', 'produce', 'export', 'catalogue', 'help', 'version'] as const;
+const COMMANDS = ['replay', 'import', 'validate', 'report', 'query', 'consume', 'produce', 'export', 'serve', 'catalogue', 'help', 'version'] as const;
 
 type OptionName = keyof typeof OPTIONS;
 /** Flags every command takes. */
@@ -355,7 +359,10 @@ async function withExistingSink<T>(values: SinkValues, io: Io, run: (sink: Click
 
 /** `createDatabase` false: a server database that does not exist is an error, not created (a command that only reads). */
 async function withSink<T>(values: SinkValues, run: (sink: ClickHouseSink) => Promise<T>, createDatabase = true): Promise<T> {
-  const sink = await ClickHouseSink.open({ db: values.db, clickhouseUrl: values.clickhouse, retentionDays: retentionDays(values['retention-days']) }, { createDatabase });
+  // A directory another process owns (serve, watch) is read and written through it.
+  const target = sinkTarget(values);
+  if (target.owner !== undefined && createDatabase) process.stderr.write(`toolcanon: the data directory is served by process ${target.owner.pid} (${target.owner.command}): writing through it\n`);
+  const sink = await ClickHouseSink.open({ db: target.db, clickhouseUrl: target.clickhouseUrl, retentionDays: retentionDays(values['retention-days']) }, { createDatabase });
   for (const notice of sink.notices) process.stderr.write(`toolcanon: ${notice}\n`);
   try {
     return await run(sink);
@@ -399,6 +406,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
   // So does export (and only it loads the OpenTelemetry SDK).
   if (argv[0] === 'export') return (await import('./export-command.ts')).runExportCommand(argv.slice(1), io);
+  // serve owns a data directory until stopped (src/serve/owner.ts).
+  if (argv[0] === 'serve') return (await import('./serve-command.ts')).runServeCommand(argv.slice(1), io);
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });

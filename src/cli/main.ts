@@ -38,6 +38,11 @@ Commands:
                              Import the logs a harness already writes (default: its usual folder);
                              incremental: unchanged files are skipped, grown files add what is new
   import all                 Import every harness whose default folder exists, in one process
+  watch <harness…|all> [paths…]
+                             Follow the harnesses' logs as they are written (import, live) until
+                             SIGTERM / Ctrl-C; --to-kafka publishes instead
+  statusline                 Claude Code's status line: reads its JSON on stdin, prints model,
+                             context used of the window against the threshold, session and day cost
   validate <paths…|->        Check events without writing; one line per bad event; exit 1 if any
 ${reportsHelp('  ', 29)}
   query "<SQL>"              Run SQL against the analytics tables
@@ -223,7 +228,7 @@ const OPTIONS = {
 
 
 /** The commands, as typed (for "did you mean"). */
-const COMMANDS = ['replay', 'import', 'validate', 'report', 'query', 'consume', 'produce', 'export', 'serve', 'catalogue', 'help', 'version'] as const;
+const COMMANDS = ['replay', 'import', 'watch', 'statusline', 'validate', 'report', 'query', 'consume', 'produce', 'export', 'serve', 'catalogue', 'help', 'version'] as const;
 
 type OptionName = keyof typeof OPTIONS;
 /** Flags every command takes. */
@@ -406,6 +411,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
   // So does export (and only it loads the OpenTelemetry SDK).
   if (argv[0] === 'export') return (await import('./export-command.ts')).runExportCommand(argv.slice(1), io);
+  // watch and statusline have options of their own (statusline loads no engine: bin/toolcanon.mjs runs it without this module).
+  if (argv[0] === 'watch') return (await import('./watch-command.ts')).runWatchCommand(argv.slice(1), io);
+  if (argv[0] === 'statusline') return (await import('./statusline-command.ts')).runStatuslineCommand(argv.slice(1), io);
   // serve owns a data directory until stopped (src/serve/owner.ts).
   if (argv[0] === 'serve') return (await import('./serve-command.ts')).runServeCommand(argv.slice(1), io);
   let parsed;

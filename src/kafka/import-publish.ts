@@ -32,6 +32,17 @@ export interface ImportPublishSummary {
 }
 
 export async function publishImport(importer: Importer, paths: readonly string[], producer: StreamProducer, options: ImportPublishOptions): Promise<ImportPublishSummary> {
+  const publishing = importPublishTarget(producer, options);
+  const reading = await readImport(importer, paths, fileImportState(options.stateDir), publishing.target, options.reading ?? {});
+  return { reading, publish: publishing.publisher.result, secretsRedacted: publishing.secretsRedacted() };
+}
+
+/**
+ * The target an import's reading publishes through (also `watch --to-kafka`'s, across its
+ * cycles): each event with the importing machine, redacted, keyed by its session; each malformed
+ * record to the dead-letter topic.
+ */
+export function importPublishTarget(producer: StreamProducer, options: Omit<ImportPublishOptions, 'stateDir' | 'reading'>): { target: ImportTarget; publisher: RecordPublisher; secretsRedacted: () => number } {
   const publisher = new RecordPublisher(producer, options);
   const redact = options.redact !== false;
   let secretsRedacted = 0;
@@ -54,6 +65,5 @@ export async function publishImport(importer: Importer, paths: readonly string[]
     due: () => publisher.flush(),
     flush: () => publisher.flush(),
   };
-  const reading = await readImport(importer, paths, fileImportState(options.stateDir), target, options.reading ?? {});
-  return { reading, publish: publisher.result, secretsRedacted };
+  return { target, publisher, secretsRedacted: () => secretsRedacted };
 }

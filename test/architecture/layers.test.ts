@@ -17,6 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['pipeline', 'source', 'importers', 'worker', 'kafka', 'thread'],
   ['report', 'export'],
   ['serve'],
+  ['watch', 'statusline'],
   ['cli'],
 ];
 

@@ -1,0 +1,317 @@
+// `toolcanon serve` and the readers of an owned data directory (issue 36 part 2), on the real
+// engine (chdb's clickhouse-local behind src/serve/owner.ts's proxy), no mocks: the token is
+// checked on every request (ClickHouse API and page), the token and owner files are 0600, a
+// second process's report and query read through the running serve and answer as without it, a
+// replay writes through it, a stale owner file is ignored and replaced, and the page in headless
+// Chromium shows a row written after it loaded within 5 s.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createClient } from '@clickhouse/client';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumOrSkip } from '../helpers/browser.ts';
+import { makeTempDir } from '../helpers/db.ts';
+import { eventLine } from '../helpers/events.ts';
+import { findOwner, OWNER_FILE, startOwner, TOKEN_FILE } from '../../src/serve/owner.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const BIN = join(ROOT, 'bin/toolcanon.mjs');
+const tmp = makeTempDir('serve');
+const DB = join(tmp.dir, 'db');
+const executablePath = chromiumOrSkip('test/serve/serve.test.ts (the live page in Chromium)');
+
+function toolcanon(args: string[], db = DB): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args, '--db', db], { cwd: dirname(db), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The same without blocking this process (whose own owner must answer meanwhile). */
+function toolcanonAsync(args: string[], db: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args, '--db', db], { cwd: dirname(db), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  tokenFile: string;
+  ownerFile: string;
+  enginePid: number;
+  startMs: number;
+  stderr: string[];
+}
+
+/** Starts `toolcanon serve --db DB --format json` and waits for its address line. */
+async function startServe(): Promise<Served> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--db', DB, '--format', 'json'], { cwd: tmp.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr: string[] = [];
+  child.stderr?.on('data', (c: Buffer) => stderr.push(c.toString()));
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('\n')) resolve(out.split('\n')[0] as string);
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr.join('')}`)));
+  });
+  const o = JSON.parse(line) as { url: string; token_file: string; owner_file: string; engine_pid: number; start_ms: number };
+  return { child, url: o.url, tokenFile: o.token_file, ownerFile: o.owner_file, enginePid: o.engine_pid, startMs: o.start_ms, stderr };
+}
+
+async function stopServe(s: Served): Promise<number | null> {
+  if (s.child.exitCode !== null) return s.child.exitCode;
+  const exited = new Promise<number | null>((resolve) => s.child.once('exit', (code) => resolve(code)));
+  s.child.kill('SIGTERM');
+  const code = await exited;
+  // The engine stops with its owner; never left running by a test.
+  const until = Date.now() + 25_000;
+  while (alive(s.enginePid) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  if (alive(s.enginePid)) process.kill(s.enginePid, 'SIGKILL');
+  return code;
+}
+
+describe('toolcanon serve', () => {
+  let served: Served;
+  let token: string;
+  const before: Record<string, string> = {};
+  const USAGE = ['report', 'usage', '--format', 'json'];
+  const TOOLS = ['report', 'tools', '--by', 'namespace', '--format', 'json'];
+  const QUERY = ['query', 'SELECT harness, count() AS n, sum(input_bytes) AS b FROM tool_calls GROUP BY harness ORDER BY harness', '--format', 'json'];
+
+  beforeAll(async () => {
+    const replay = toolcanon(['replay', join(ROOT, 'fixtures'), '--format', 'json']);
+    expect(replay.code, replay.stderr).toBe(0);
+    // The answers without an owner: the embedded engine in the reading process.
+    for (const [name, args] of [['usage', USAGE], ['tools', TOOLS], ['query', QUERY]] as const) {
+      const r = toolcanon([...args]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toMatch(/through process/);
+      before[name] = r.stdout;
+    }
+    // Another user must be able to reach the files (only their modes guard them; see the test below).
+    chmodSync(tmp.dir, 0o755);
+    served = await startServe();
+    token = readFileSync(served.tokenFile, 'utf8').trim();
+  });
+
+  afterAll(async () => {
+    if (served !== undefined) await stopServe(served);
+    tmp.cleanup();
+  });
+
+  it('prints where it listens and where the token is, never the token; writes 0600 token and owner files', () => {
+    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(served.tokenFile).toBe(join(DB, TOKEN_FILE));
+    expect(served.ownerFile).toBe(join(DB, OWNER_FILE));
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    expect(served.stderr.join('')).not.toContain(token);
+    expect(statSync(served.tokenFile).mode & 0o777).toBe(0o600);
+    expect(statSync(served.ownerFile).mode & 0o777).toBe(0o600);
+    const owner = JSON.parse(readFileSync(served.ownerFile, 'utf8')) as Record<string, unknown>;
+    expect(owner).toMatchObject({ pid: served.child.pid, url: served.url, tokenFile: served.tokenFile, command: 'toolcanon serve', enginePid: served.enginePid });
+    expect(JSON.stringify(owner)).not.toContain(token);
+    expect(findOwner(DB)).toMatchObject({ pid: served.child.pid, url: served.url, token });
+  });
+
+  it('refuses a missing or wrong token (401) on the ClickHouse API and the page; takes the right one however a client sends it', async () => {
+    const q = `${served.url}/?query=${encodeURIComponent('SELECT count() FROM tool_calls')}`;
+    const wrong = 'f'.repeat(64);
+    const refused: [string, RequestInit][] = [
+      [q, {}],
+      [q, { headers: { 'X-ClickHouse-Key': wrong } }],
+      [q, { headers: { Authorization: `Bearer ${wrong}` } }],
+      [q, { headers: { Authorization: `Basic ${Buffer.from(`default:${wrong}`).toString('base64')}` } }],
+      [q, { headers: { 'X-ClickHouse-Key': token.slice(0, 63) } }],
+      [`${q}&password=${wrong}`, {}],
+      [served.url, { method: 'POST', body: 'SELECT 1' }],
+      [`${served.url}/`, {}],
+      [`${served.url}/`, { headers: { cookie: `toolcanon_token=${wrong}` } }],
+      [`${served.url}/?token=${wrong}`, { redirect: 'manual' }],
+      [`${served.url}/toolcanon/state`, {}],
+      [`${served.url}/ping`, {}],
+    ];
+    for (const [url, init] of refused) {
+      const r = await fetch(url, init);
+      expect(r.status, `${init.method ?? 'GET'} ${url.replace(served.url, '')} ${JSON.stringify(init.headers ?? {})}`).toBe(401);
+      const body = await r.text();
+      expect(body).toMatch(/^toolcanon: unauthorized: give the token in /);
+      expect(body).not.toContain(token);
+    }
+    const count = (await (await fetch(q, { headers: { 'X-ClickHouse-Key': token } })).text()).trim();
+    expect(Number(count)).toBeGreaterThan(0);
+    for (const init of [
+      { headers: { Authorization: `Bearer ${token}` } },
+      { headers: { Authorization: `Basic ${Buffer.from(`default:${token}`).toString('base64')}` } },
+      { headers: { Authorization: `Basic ${Buffer.from(`${token}:`).toString('base64')}` } },
+    ]) {
+      const r = await fetch(q, init);
+      expect(r.status).toBe(200);
+      expect((await r.text()).trim()).toBe(count);
+    }
+    expect((await (await fetch(`${q}&password=${token}`)).text()).trim()).toBe(count);
+    const post = await fetch(served.url, { method: 'POST', body: 'SELECT count() FROM tool_calls', headers: { 'X-ClickHouse-Key': token } });
+    expect((await post.text()).trim()).toBe(count);
+    const page = await fetch(`${served.url}/`, { headers: { 'X-ClickHouse-Key': token } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<html');
+  });
+
+  it('serves a ClickHouse client (@clickhouse/client) with the token as password, and refuses it without', async () => {
+    const good = createClient({ url: served.url, password: token });
+    const bad = createClient({ url: served.url, password: 'not-the-token' });
+    try {
+      const rows = (await (await good.query({ query: 'SELECT count() AS n FROM tool_calls FINAL', format: 'JSONEachRow' })).json()) as { n: string }[];
+      expect(Number(rows[0]?.n)).toBeGreaterThan(0);
+      await expect(bad.query({ query: 'SELECT 1', format: 'JSONEachRow' })).rejects.toThrow(/unauthorized/);
+    } finally {
+      await good.close();
+      await bad.close();
+    }
+  });
+
+  it('report usage, report tools and query in another process read through it and answer as without it', () => {
+    for (const [name, args] of [['usage', USAGE], ['tools', TOOLS], ['query', QUERY]] as const) {
+      const r = toolcanon([...args]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`through process ${served.child.pid} (toolcanon serve) at ${served.url}`);
+      expect(r.stderr).not.toContain(token);
+      expect(r.stdout, name).toBe(before[name]);
+    }
+  });
+
+  it('a second owner on the directory is refused in one line naming the first', () => {
+    const r = spawnSync(process.execPath, [BIN, 'serve', '--db', DB], { cwd: tmp.dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim()).toBe(`toolcanon: the data directory ${DB} is already served by process ${served.child.pid} (toolcanon serve) at ${served.url}: read through it, or stop it first`);
+  });
+
+  it('another user cannot read the token or the owner file (mode 0600), so cannot pass the check', (ctx) => {
+    // Switching users needs root; as another user this test has nothing to switch to.
+    if (process.getuid?.() !== 0) ctx.skip();
+    const asNobody = spawnSync(process.execPath, ['-e', `
+      const fs = require('node:fs');
+      for (const f of process.argv.slice(1)) { try { fs.readFileSync(f); console.log('read ' + f); } catch (e) { console.log(e.code + ' ' + f); } }
+    `, served.tokenFile, served.ownerFile, join(DB, 'status')], { uid: 65534, gid: 65534, encoding: 'utf8' });
+    expect(asNobody.status, asNobody.stderr).toBe(0);
+    expect(asNobody.stdout.trim().split('\n')).toEqual([`EACCES ${served.tokenFile}`, `EACCES ${served.ownerFile}`, `read ${join(DB, 'status')}`]);
+  });
+
+  it('a replay pointed at the directory writes through it; readers see the new row', () => {
+    const file = join(tmp.dir, 'one.jsonl');
+    writeFileSync(file, `${eventLine({ session_id: 'serve-write-1', call_id: 'sw-1', tool: 'Grep', input: { pattern: 'x' } })}\n`);
+    const r = toolcanon(['replay', file, '--format', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`served by process ${served.child.pid} (toolcanon serve): writing through it`);
+    const q = toolcanon(['query', "SELECT count() AS n FROM tool_calls WHERE session_id = 'serve-write-1'", '--format', 'json']);
+    expect(q.code, q.stderr).toBe(0);
+    expect(q.stdout.trim()).toBe('{"n":1}');
+  });
+
+  describe.skipIf(executablePath === null)('the page at / in headless Chromium', () => {
+    let browser: Browser;
+    beforeAll(async () => {
+      browser = await chromium.launch({ executablePath: executablePath as string, args: ['--no-sandbox'] });
+    });
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    it('is refused without the token, and shows a row written after it loaded within 5 s', async () => {
+      // Without the token: refused (headless Chromium cannot show the basic-auth prompt the 401 asks for).
+      const stranger = await browser.newPage();
+      await expect(stranger.goto(`${served.url}/`)).rejects.toThrow(/ERR_INVALID_AUTH_CREDENTIALS/);
+      expect((await stranger.request.get(`${served.url}/`)).status()).toBe(401);
+      expect((await stranger.request.get(`${served.url}/toolcanon/state`)).status()).toBe(401);
+      await stranger.close();
+
+      const page = await browser.newPage();
+      const consoleErrors: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') consoleErrors.push(m.text());
+      });
+      await page.goto(`${served.url}/?token=${token}`);
+      // The token went into a cookie and out of the address bar.
+      expect(page.url()).toBe(`${served.url}/`);
+      const calls = page.locator('[data-metric="tool_calls"]');
+      const first = Number(await calls.getAttribute('data-value'));
+      expect(first).toBeGreaterThan(0);
+
+      const file = join(tmp.dir, 'live.jsonl');
+      writeFileSync(file, `${eventLine({ session_id: 'serve-live-1', call_id: 'live-1', tool: 'Glob', input: { pattern: '*.ts' } })}\n`);
+      const r = toolcanon(['replay', file, '--format', 'json']);
+      expect(r.code, r.stderr).toBe(0);
+      const written = performance.now();
+      await page.waitForFunction((n) => Number(document.querySelector('[data-metric="tool_calls"]')?.getAttribute('data-value')) === n, first + 1, { timeout: 5_000, polling: 100 });
+      const shownMs = Math.round(performance.now() - written);
+      console.log(`serve page: a row written showed on the page after ${shownMs} ms`);
+      expect(shownMs).toBeLessThan(5_000);
+      expect(consoleErrors).toEqual([]);
+      await page.close();
+    });
+  });
+
+  it('SIGTERM: exit 0, owner file removed, engine stopped; the directory is then the embedded engine\'s again', async () => {
+    console.log(`serve: started in ${served.startMs} ms`);
+    const code = await stopServe(served);
+    expect(code).toBe(0);
+    expect(served.stderr.join('')).toContain(`stopped serving ${DB}`);
+    expect(() => statSync(served.ownerFile)).toThrow();
+    expect(alive(served.enginePid)).toBe(false);
+    expect(findOwner(DB)).toBeUndefined();
+    const r = toolcanon([...QUERY]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/through process/);
+  });
+});
+
+describe('a stale owner file', () => {
+  const stale = makeTempDir('serve-stale');
+  const dir = join(stale.dir, 'db');
+  afterAll(() => stale.cleanup());
+
+  it('naming a process that is gone, or one whose engine does not hold the directory, is ignored and then replaced', async () => {
+    const r = toolcanon(['replay', join(ROOT, 'fixtures/claude_code'), '--format', 'json'], dir);
+    expect(r.code, r.stderr).toBe(0);
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const deadPid = Number(gone.stdout);
+    expect(alive(deadPid)).toBe(false);
+    const file = join(dir, OWNER_FILE);
+    const write = (pid: number, enginePid: number): void =>
+      writeFileSync(file, JSON.stringify({ pid, enginePid, url: 'http://127.0.0.1:9', tokenFile: join(dir, TOKEN_FILE), command: 'toolcanon serve', startedAt: '2026-12-01T00:00:00Z' }), { mode: 0o600 });
+    // Dead pid; then a live pid (this process) that holds no lock on the directory (a reused pid).
+    for (const [pid, enginePid] of [[deadPid, deadPid], [process.pid, process.pid]] as const) {
+      write(pid, enginePid);
+      expect(findOwner(dir)).toBeUndefined();
+      const q = toolcanon(['query', 'SELECT count() AS n FROM tool_calls', '--format', 'json'], dir);
+      expect(q.code, q.stderr).toBe(0);
+      expect(q.stderr).toBe(`database: embedded ClickHouse at ${dir}\n`);
+    }
+    write(deadPid, deadPid);
+    const owner = await startOwner(dir, { command: 'test owner' });
+    try {
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid, enginePid: owner.enginePid, url: owner.url, command: 'test owner' });
+      expect(findOwner(dir)).toMatchObject({ pid: process.pid, url: owner.url, token: owner.token });
+      const q = await toolcanonAsync(['query', 'SELECT count() AS n FROM tool_calls', '--format', 'json'], dir);
+      expect(q.code, q.stderr).toBe(0);
+      expect(q.stderr).toContain(`through process ${process.pid} (test owner)`);
+    } finally {
+      await owner.close();
+    }
+    expect(() => statSync(file)).toThrow();
+    expect(alive(owner.enginePid)).toBe(false);
+  });
+});

@@ -259,14 +259,36 @@ export function trimLine(line: Uint8Array): Uint8Array {
   return start === 0 && end === line.byteLength ? line : line.subarray(start, end);
 }
 
+/**
+ * The machine `import --to-kafka` puts in front of an event it publishes (`{"host":"…",
+ * "device_id":"…",`: importers/machine.ts withMachine), read from the first bytes of a line whose
+ * JSON cannot be read as a whole (too large, too deep, not JSON): its dead letter keeps the
+ * machine that published it, as the importing machine's own import would record it.
+ */
+const SPLICED_MACHINE = /^\{"host":("(?:[^"\\]|\\.)*"),"device_id":("(?:[^"\\]|\\.)*")[,}]/;
+export function splicedMachine(line: Uint8Array): Machine | undefined {
+  if (line[0] !== 0x7b) return undefined;
+  // Longest host and device id (256 and 128 characters), each character escaped at most 6 bytes wide.
+  const head = Buffer.from(line.buffer, line.byteOffset, Math.min(line.byteLength, 2_400)).toString('utf8');
+  const m = SPLICED_MACHINE.exec(head);
+  if (!m) return undefined;
+  try {
+    return { host: JSON.parse(m[1] as string) as string, device_id: JSON.parse(m[2] as string) as string };
+  } catch {
+    return undefined;
+  }
+}
+
 export function decodeEvent(received: Uint8Array, source: string, ingestedAt: string, limits: DecodeLimits = DEFAULT_LIMITS): DecodeOutcome {
   // CRLF files and a leading BOM decode (and hash) the same as their plain LF twins.
   const line = trimLine(received);
-  // The machine of a dead letter: the event's, once it is read, else the caller's.
+  // The machine of a dead letter: the event's, once it is read; before that the one spliced in
+  // front of it by import --to-kafka, else the caller's.
   let machine = limits.machine ?? UNKNOWN_MACHINE;
+  let read = false;
   const dead = (reason: DeadLetterReason, detail: string): DecodeOutcome => ({
     kind: 'dead',
-    dead: deadLetter(line, reason, detail, source, ingestedAt, limits.redact !== false, machine),
+    dead: deadLetter(line, reason, detail, source, ingestedAt, limits.redact !== false, read ? machine : (splicedMachine(line) ?? machine)),
   });
   if (line.byteLength > limits.maxEventBytes) {
     return dead('oversized', `event is ${line.byteLength} bytes, limit is ${limits.maxEventBytes} (--max-event-bytes)`);
@@ -288,6 +310,7 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   } catch (error) {
     return dead('invalid_json', (error as Error).message);
   }
+  read = true;
   const named = machineOfEvent(parsed);
   if (named !== undefined) machine = named;
   const type = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as { type?: unknown }).type : undefined;

@@ -193,13 +193,17 @@ export function parseFields(line: string): Record<string, string> {
   return out;
 }
 
-/** Worker flags that keep tests quick: small batches, short timers, fast group takeover. */
-export function workerArgs(brokers: readonly string[], topic: string, group: string, db: string, extra: readonly string[] = []): string[] {
+/**
+ * Worker flags that keep tests quick: small batches, short timers, fast group takeover. `db` is
+ * an embedded data directory, or the sink flags themselves (an EngineDatabase's `flags`:
+ * `['--clickhouse', URL]`).
+ */
+export function workerArgs(brokers: readonly string[], topic: string, group: string, db: string | readonly string[], extra: readonly string[] = []): string[] {
   return [
     '--brokers', brokers.join(','),
     '--topic', topic,
     '--group', group,
-    '--db', db,
+    ...(typeof db === 'string' ? ['--db', db] : db),
     '--batch-max-rows', '2000',
     '--batch-max-wait-ms', '200',
     '--progress-interval-ms', '300',

@@ -1,10 +1,14 @@
 // Issue 3, test 3: a worker process killed with SIGKILL mid-stream (events buffered, some
-// committed, some not) and started again: no event is missing and none is counted twice.
+// committed, some not) and started again: no event is missing and none is counted twice. On both
+// engines with the same assertions (test/helpers/engines.ts): the workers write an embedded data
+// directory, then a database of a ClickHouse server; the reference is one replay into an embedded
+// data directory.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KafkaAdmin, KafkaClient } from '../../src/kafka/client.ts';
-import { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir } from '../helpers/db.ts';
+import { forEachEngine } from '../helpers/engines.ts';
 import { ensureKafka, requireKafkaOrSkip } from '../helpers/kafka.ts';
 import { writeFileSync } from 'node:fs';
 import {
@@ -28,13 +32,28 @@ import {
 const brokers = requireKafkaOrSkip(await ensureKafka(), 'test/kafka/crash-restart.test.ts');
 
 const EVENTS = 20_000;
+const events = generateEvents('crash', EVENTS);
 
-describe.skipIf(brokers === null)('SIGKILL mid-stream, then restart', () => {
+/** The same events replayed uninterrupted into an embedded data directory, for the accounting to compare with (once per file). */
+let reference: Promise<TableDump> | undefined;
+const referenceTmp = makeTempDir('crash-reference');
+afterAll(() => referenceTmp.cleanup());
+function replayReference(): Promise<TableDump> {
+  reference ??= (async () => {
+    const file = join(referenceTmp.dir, 'events.jsonl');
+    writeFileSync(file, `${events.lines.join('\n')}\n`);
+    const replayDb = join(referenceTmp.dir, 'replay-db');
+    const replay = await runCli(['replay', file, '--db', replayDb, '--format', 'json']);
+    if (replay.code !== 0) throw new Error(`replay failed (${replay.code}): ${replay.stderr}`);
+    return dumpInChild(replayDb);
+  })();
+  return reference;
+}
+
+await forEachEngine('test/kafka/crash-restart.test.ts', (engine) => describe.skipIf(brokers === null)('SIGKILL mid-stream, then restart', () => {
   const topic = uniqueName('tc-crash');
   const group = uniqueName('g-crash');
   const tmp = makeTempDir('crash');
-  const db = join(tmp.dir, 'db');
-  const events = generateEvents('crash', EVENTS);
   let client: KafkaClient;
   let admin: KafkaAdmin;
   let first: WorkerProcess;
@@ -50,6 +69,8 @@ describe.skipIf(brokers === null)('SIGKILL mid-stream, then restart', () => {
     admin = await client.admin();
     await admin.ensureTopic(topic, { partitions: 3 });
     await sendAll(client, topic, keyedRecords(events.lines));
+    const database = await engine.database('crash');
+    const db = database.flags;
 
     first = new WorkerProcess('first', workerArgs(brokers ?? [], topic, group, db));
     // Mid-stream: some batches committed, and events consumed since the last commit.
@@ -63,17 +84,12 @@ describe.skipIf(brokers === null)('SIGKILL mid-stream, then restart', () => {
     await waitForAllCommitted(admin, group, topic, 180_000);
     second.kill('SIGTERM');
     secondExit = await second.exited;
-    // The same events replayed uninterrupted, for the accounting to compare with.
-    const file = join(tmp.dir, 'events.jsonl');
-    writeFileSync(file, `${events.lines.join('\n')}\n`);
-    const replayDb = join(tmp.dir, 'replay-db');
-    const replay = await runCli(['replay', file, '--db', replayDb, '--format', 'json']);
-    expect(replay.code, replay.stderr).toBe(0);
-    fromReplay = await dumpInChild(replayDb);
-    sink = await ClickHouseSink.open({ db });
+    fromReplay = await replayReference();
+    sink = await engine.open(database);
   }, 300_000);
 
-  afterAll(() => releaseKafkaTest({ sink, admin, topic, tmp }));
+  // The sink is the engine's to close (forEachEngine's afterAll).
+  afterAll(() => releaseKafkaTest({ sink: undefined, admin, topic, tmp }));
 
   it('kills the first worker mid-stream', () => {
     expect(firstExit.signal).toBe('SIGKILL');
@@ -119,4 +135,4 @@ describe.skipIf(brokers === null)('SIGKILL mid-stream, then restart', () => {
     }
     expect(fromKafka.get('token_usage')?.length).toBe(EVENTS);
   });
-});
+}));

@@ -48,16 +48,15 @@ const SHAPE_RULES = COMPILED.filter((c) => !CONTEXT_KINDS.has(c.rule.kind));
 const NAMED_RULES = COMPILED.filter((c) => CONTEXT_KINDS.has(c.rule.kind));
 
 /**
- * The gate: where in a text a rule could match, found with a few native expressions, so a text
- * without such a place costs those scans and nothing else.
+ * The gate: where in a text a rule could match, found in one pass over its characters, so a
+ * text without such a place costs that pass and nothing else.
  * - A vendor shape's literal starts a token (the rules assert no letter or digit before it):
- *   one expression, a trie of the literals after a word boundary (\b: ~2x faster than the
- *   plain alternation of ~150 literals, which tries every literal at every character), and one
- *   for a literal after `_` (`mcp__ghp_…`) or after an escape in JSON text (`\nghp_…`).
- * - Four literals sit inside a token (`T3BlbkFJ`, `Q~`, `:AA`, `-us1`): one small expression.
- * - The name-based and command-line rules need one of a few words (any case): one expression.
- * Where each matched, a table by the literal's first two characters (c0 << 7 | c1) names the
- * rules; the positions select the JSON strings worth reading.
+ *   after a word boundary, after `_` (`mcp__ghp_…`) or after an escape in JSON text (`\nghp_…`).
+ * - Four literals sit inside a token (`T3BlbkFJ`, `Q~`, `:AA`, `-us1`).
+ * - The name-based and command-line rules need one of a few words (any case) or a short flag.
+ * A table by a literal's first two characters (c0 << 7 | c1) names the rules; the positions
+ * select the JSON strings worth reading. (The pass replaced five expressions, one a trie of
+ * ~150 literals: redaction cost 29 % of decode with them; see docs/performance.md.)
  */
 interface Entry {
   readonly literal: string;
@@ -80,47 +79,80 @@ for (const c of SHAPE_RULES) {
   }
 }
 
-/** A trie of literals as an expression: common prefixes once (a literal that is a prefix of another ends it). */
-function trieSource(words: readonly string[]): string {
-  interface Node {
-    end: boolean;
-    next: Map<string, Node>;
-  }
-  const root: Node = { end: false, next: new Map() };
-  for (const w of words) {
-    let n = root;
-    for (const ch of w) {
-      let k = n.next.get(ch);
-      if (k === undefined) n.next.set(ch, (k = { end: false, next: new Map() }));
-      n = k;
-    }
-    n.end = true;
-  }
-  const source = (n: Node): string => {
-    if (n.end) return '';
-    const alts = [...n.next].map(([ch, k]) => escapeRe(ch) + source(k));
-    return alts.length === 1 ? (alts[0] as string) : `(?:${alts.join('|')})`;
-  };
-  return source(root);
-}
-const TRIE = trieSource(tokenLiterals);
-const TOKEN_TEST = new RegExp(String.raw`\b${TRIE}`);
-const TOKEN_SCAN = new RegExp(String.raw`\b${TRIE}`, 'g');
-const GLUED_TEST = new RegExp(String.raw`(?:_|\\[nrtbf])${TRIE}`);
-const GLUED_SCAN = new RegExp(String.raw`(?:_|\\[nrtbf])${TRIE}`, 'g');
-const INFIX_TEST = /T3BlbkFJ|Q~|:AA|-us[0-9]/;
-const INFIX_SCAN = /T3BlbkFJ|Q~|:AA|-us[0-9]/g;
-/** What the name-based and command-line rules need one of (any case). */
+/**
+ * The gate's one pass: a table by a place's first two characters (c0 << 7 | c1) says what may
+ * start there, so most places cost a load and a test. What each bit needs is then checked where
+ * it is set; the rules are the expressions in the comments (test/redact/gate.test.ts holds the
+ * pass equal to them).
+ */
+const TOKEN_BIT = 1; // \b then a token literal (a literal starts with a letter or digit)
+const INFIX_BIT = 2; // T3BlbkFJ | Q~ | :AA | -us[0-9]
+const NAMED_BIT = 4; // secret | token | pass | pw | credential | key | auth | bearer (any case) | :// with an @ after it
+const HIDING_BIT = 8; // \u | \/ (a JSON escape that can hide a literal)
+const CLI_BIT = 16; // -[pau] after [\s"'[,] | --user
+const BITS = new Uint8Array(128 * 128);
+const key2 = (s: string): number => ((s.charCodeAt(0) & 127) << 7) | (s.charCodeAt(1) & 127);
+for (const l of tokenLiterals) BITS[key2(l)]! |= TOKEN_BIT;
+for (const l of ['T3', 'Q~', ':A', '-u']) BITS[key2(l)]! |= INFIX_BIT;
+/** What the name-based and command-line rules need one of (any case, ASCII letters only). */
 const NAMED_WORDS = ['secret', 'token', 'pass', 'pw', 'credential', 'key', 'auth', 'bearer', '://'];
-const NAMED_TEST = new RegExp(trieSource(NAMED_WORDS), 'i');
-const NAMED_SCAN = new RegExp(NAMED_TEST.source, 'gi');
-/** A JSON escape that can hide a literal (`\u0067hp_`, `https:\/\/`). */
-const HIDING = /\\[u/]/;
-/** The command-line password rules need a short flag (-p, -a, -u) or --user: as a word of a command or an argv item. */
-const CLI_TEST = /-[pau](?<=[\s"'[,]-[pau])|--user/;
-const CLI_SCAN = new RegExp(CLI_TEST.source, 'g');
-/** The four rare-first-character expressions above in one pass (a text usually holds none). */
-const RARE_TEST = new RegExp(`${GLUED_TEST.source}|${INFIX_TEST.source}|${HIDING.source}|${CLI_TEST.source}`);
+const NAMED_BY_KEY = new Map<number, string[]>();
+for (const w of NAMED_WORDS) {
+  const a = w.charAt(0);
+  const b = w.charAt(1);
+  for (const x of new Set([a, a.toUpperCase()]))
+    for (const y of new Set([b, b.toUpperCase()])) {
+      const k = key2(x + y);
+      BITS[k]! |= NAMED_BIT;
+      const list = NAMED_BY_KEY.get(k) ?? [];
+      list.push(w);
+      NAMED_BY_KEY.set(k, list);
+    }
+}
+for (const l of ['\\u', '\\/']) BITS[key2(l)]! |= HIDING_BIT;
+for (const l of ['-p', '-a', '-u', '--']) BITS[key2(l)]! |= CLI_BIT;
+
+/** A character of \w (an expression's word boundary is between one and a character that is not). */
+function isWord(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
+}
+/** A character of an expression's \s. */
+function isReSpace(c: number): boolean {
+  return (
+    (c >= 9 && c <= 13) || c === 32 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
+  );
+}
+/** A token literal (not one of the infix four) starts at i. */
+function tokenLiteralAt(text: string, i: number, k: number): boolean {
+  const list = TABLE[k];
+  if (list === undefined) return false;
+  for (const e of list) if (!INFIX_LITERALS.has(e.literal) && text.startsWith(e.literal, i)) return true;
+  return false;
+}
+/** `word` (lower case) at i, ASCII letters in any case. */
+function wordAt(text: string, i: number, word: string): boolean {
+  if (i + word.length > text.length) return false;
+  for (let j = 0; j < word.length; j++) {
+    let c = text.charCodeAt(i + j);
+    if (c >= 65 && c <= 90) c += 32;
+    if (c !== word.charCodeAt(j)) return false;
+  }
+  return true;
+}
+function infixAt(text: string, i: number, c0: number): boolean {
+  switch (c0) {
+    case 84 /* T */:
+      return text.startsWith('T3BlbkFJ', i);
+    case 81 /* Q */:
+      return true; // Q~
+    case 58 /* : */:
+      return text.charCodeAt(i + 2) === 65; // :AA
+    default: {
+      const d = text.charCodeAt(i + 2);
+      return d === 115 /* -us */ && text.charCodeAt(i + 3) >= 48 && text.charCodeAt(i + 3) <= 57;
+    }
+  }
+}
 
 /** What the gate found in a text. */
 interface Gate {
@@ -131,9 +163,9 @@ interface Gate {
   /** The shape rules of each place in `at` (null: a name word), in the order found. */
   readonly what: { at: number; rules: readonly CompiledRule[] | null }[];
   /** A name word is there. */
-  readonly named: boolean;
+  named: boolean;
   /** A JSON escape that can hide a literal. */
-  readonly hiding: boolean;
+  hiding: boolean;
 }
 const NOTHING: Gate = Object.freeze({ shapes: undefined, at: [], what: [], named: false, hiding: false });
 
@@ -150,13 +182,10 @@ function rulesAt(text: string, i: number, g: Gate): void {
   }
 }
 
-function scan(re: RegExp, text: string, each: (m: RegExpExecArray) => void): void {
-  re.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
-    each(m);
-    re.lastIndex = m.index + 1;
-  }
+function nameWordAt(g: Gate, i: number): void {
+  g.named = true;
+  g.at.push(i);
+  g.what.push({ at: i, rules: null });
 }
 
 /** The gate of the part [from, to) of a text the gate was run on (what was found there). */
@@ -171,32 +200,58 @@ function gateOfPart(g: Gate, from: number, to: number): Gate {
   return { shapes, at: [], what: [], named, hiding: false };
 }
 
-/** Where a text may hold a secret, and whether escapes may hide more. */
+/** Where a text may hold a secret, and whether escapes may hide more: one pass over its characters. */
 function gate(text: string): Gate {
-  const token = TOKEN_TEST.test(text);
-  const rare = RARE_TEST.test(text);
-  const glued = rare && GLUED_TEST.test(text);
-  const infix = rare && INFIX_TEST.test(text);
-  const cli = rare && CLI_TEST.test(text);
-  const named = NAMED_TEST.test(text) || cli;
-  const hiding = rare && HIDING.test(text);
-  if (!token && !glued && !infix && !named && !hiding) return NOTHING;
-  const g: Gate = { shapes: undefined, at: [], what: [], named, hiding };
-  if (token) scan(TOKEN_SCAN, text, (m) => rulesAt(text, m.index, g));
-  if (glued) scan(GLUED_SCAN, text, (m) => rulesAt(text, m.index + (text.charCodeAt(m.index) === 92 ? 2 : 1), g));
-  if (infix) scan(INFIX_SCAN, text, (m) => rulesAt(text, m.index, g));
-  if (cli)
-    scan(CLI_SCAN, text, (m) => {
-      g.at.push(m.index);
-      g.what.push({ at: m.index, rules: null });
-    });
-  if (named)
-    scan(NAMED_SCAN, text, (m) => {
-      g.at.push(m.index);
-      g.what.push({ at: m.index, rules: null });
-    });
+  let g: Gate | undefined;
+  const n = text.length - 1;
+  let prev2 = -1;
+  let prev = -1;
+  let c1 = n >= 0 ? text.charCodeAt(0) : 0;
+  for (let i = 0; i < n; i++) {
+    const c0 = c1;
+    c1 = text.charCodeAt(i + 1);
+    const k = ((c0 & 127) << 7) | (c1 & 127);
+    // Every place's first two characters are ASCII: a wider one only aliases a key (& 127).
+    const bits = (c0 | c1) < 128 ? (BITS[k] as number) : 0;
+    if (bits !== 0) {
+      if (bits & TOKEN_BIT) {
+        const boundary = prev === -1 || !isWord(prev);
+        const glued = prev === 95 /* _ */ || (prev2 === 92 /* \ */ && (prev === 110 || prev === 114 || prev === 116 || prev === 98 || prev === 102)); /* n r t b f */
+        if ((boundary || glued) && tokenLiteralAt(text, i, k)) {
+          g ??= { shapes: undefined, at: [], what: [], named: false, hiding: false };
+          rulesAt(text, i, g);
+        }
+      }
+      if (bits & INFIX_BIT && infixAt(text, i, c0)) {
+        g ??= { shapes: undefined, at: [], what: [], named: false, hiding: false };
+        rulesAt(text, i, g);
+      }
+      if (bits & NAMED_BIT) {
+        for (const w of NAMED_BY_KEY.get(k) as string[])
+          // `://` serves the URL password rule only, which needs an @ after it.
+          if (wordAt(text, i, w) && (w !== '://' || text.indexOf('@', i + 3) !== -1)) {
+            nameWordAt((g ??= { shapes: undefined, at: [], what: [], named: false, hiding: false }), i);
+            break;
+          }
+      }
+      if (bits & HIDING_BIT) (g ??= { shapes: undefined, at: [], what: [], named: false, hiding: false }).hiding = true;
+      if (bits & CLI_BIT) {
+        const cli = c1 === 45 /* -- */ ? text.startsWith('--user', i) : prev !== -1 && (isReSpace(prev) || prev === 34 || prev === 39 || prev === 91 || prev === 44);
+        if (cli) nameWordAt((g ??= { shapes: undefined, at: [], what: [], named: false, hiding: false }), i);
+      }
+    }
+    prev2 = prev;
+    prev = c0;
+  }
+  if (g === undefined) return NOTHING;
   if (g.at.length > 1) g.at.sort((a, b) => a - b);
   return g;
+}
+
+/** The gate's findings, for its test: the places, the shape rules' kinds, and the two flags. */
+export function gateFindings(text: string): { at: number[]; kinds: string[]; named: boolean; hiding: boolean } {
+  const g = gate(text);
+  return { at: [...new Set(g.at)], kinds: [...(g.shapes ?? [])].map((c) => `${c.rule.kind}#${c.order}`).sort(), named: g.named, hiding: g.hiding };
 }
 
 /** The marker that replaces a secret: its kind and the first 4 hex digits of its SHA-256 (UTF-8). */

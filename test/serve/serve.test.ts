@@ -102,6 +102,8 @@ describe('toolcanon serve', () => {
       expect(r.stderr).not.toMatch(/through process/);
       before[name] = r.stdout;
     }
+    const html = toolcanon(['report', 'html', '--out', join(tmp.dir, 'before.html')]);
+    expect(html.code, html.stderr).toBe(0);
     // Another user must be able to reach the files (only their modes guard them; see the test below).
     chmodSync(tmp.dir, 0o755);
     served = await startServe();
@@ -191,6 +193,12 @@ describe('toolcanon serve', () => {
       expect(r.stderr).not.toContain(token);
       expect(r.stdout, name).toBe(before[name]);
     }
+    const html = toolcanon(['report', 'html', '--out', join(tmp.dir, 'through.html')]);
+    expect(html.code, html.stderr).toBe(0);
+    expect(html.stderr).toContain(`through process ${served.child.pid}`);
+    const headline = (file: string): string | undefined => /"headline":\{[^}]*\}/.exec(readFileSync(file, 'utf8'))?.[0];
+    expect(headline(join(tmp.dir, 'through.html'))).toBe(headline(join(tmp.dir, 'before.html')));
+    expect(headline(join(tmp.dir, 'before.html'))).toMatch(/"tool_calls":[1-9]/);
   });
 
   it('a second owner on the directory is refused in one line naming the first', () => {
@@ -255,7 +263,8 @@ describe('toolcanon serve', () => {
       const r = toolcanon(['replay', file, '--format', 'json']);
       expect(r.code, r.stderr).toBe(0);
       const written = performance.now();
-      await page.waitForFunction((n) => Number(document.querySelector('[data-metric="tool_calls"]')?.getAttribute('data-value')) === n, first + 1, { timeout: 5_000, polling: 100 });
+      // Read again as the page reloads itself (a read during the reload retries).
+      await expect.poll(async () => Number(await calls.getAttribute('data-value', { timeout: 1_000 }).catch(() => NaN)), { timeout: 5_000, interval: 100 }).toBe(first + 1);
       const shownMs = Math.round(performance.now() - written);
       console.log(`serve page: a row written showed on the page after ${shownMs} ms`);
       expect(shownMs).toBeLessThan(5_000);

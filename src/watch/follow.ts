@@ -62,7 +62,7 @@ export interface FollowOptions {
 /** What the follower knows of a file: its state as last recorded, its inode, and the bytes before its read point. */
 interface Known extends ImportFileState {
   readonly ino: number | undefined;
-  /** A hash of the (up to) 64 bytes before completeBytes, undefined when not taken (state loaded from the store). */
+  /** A hash of the first and the last (up to) 64 bytes before completeBytes, undefined when not taken (state loaded from the store). */
   readonly tail: string | undefined;
 }
 
@@ -85,10 +85,14 @@ function tailHash(path: string, end: number): string | undefined {
   let fd: number | undefined;
   try {
     fd = openSync(path, 'r');
-    const start = Math.max(0, end - TAIL_BYTES);
-    const buffer = Buffer.alloc(end - start);
-    const n = readSync(fd, buffer, 0, buffer.length, start);
-    return createHash('sha1').update(buffer.subarray(0, n)).digest('hex');
+    // The first and the last bytes before the read point: a rewrite that changes either is seen.
+    const hash = createHash('sha1');
+    for (const start of [0, Math.max(0, end - TAIL_BYTES)]) {
+      const buffer = Buffer.alloc(Math.min(TAIL_BYTES, end - start));
+      const n = readSync(fd, buffer, 0, buffer.length, start);
+      hash.update(buffer.subarray(0, n));
+    }
+    return hash.digest('hex');
   } catch {
     return undefined;
   } finally {

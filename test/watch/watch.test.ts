@@ -1,0 +1,239 @@
+// `toolcanon watch` as a process on a real engine: a real Claude Code transcript appended in torn
+// chunks while it runs (and a new session folder appearing) ends with exactly the tables of a
+// one-shot import of the finished files, no dead letter; a restart mid-file (after SIGTERM, and
+// after SIGKILL) resumes without losing or doubling anything; truncation, replacement (rotation)
+// and deletion are said in one line each; SIGTERM prints one summary line and exits 0.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, copyFileSync, mkdirSync, readFileSync, renameSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { corpusOrSkip } from '../helpers/corpus.ts';
+import { makeTempDir } from '../helpers/db.ts';
+import { BIN, dumpInChild, ROOT, runCli, type TableDump } from '../helpers/worker.ts';
+
+const CORPUS = corpusOrSkip('claude-code/projects/spotter', 'the watch tests (test/watch/watch.test.ts)');
+const MAIN = CORPUS ? join(CORPUS, '258c7280-ae70-4798-800f-63464d01a85d.jsonl') : '';
+const SUBAGENT = CORPUS ? join(CORPUS, '258c7280-ae70-4798-800f-63464d01a85d', 'subagents', 'agent-a881341.jsonl') : '';
+const SHORT = CORPUS ? join(CORPUS, 'tool_heavy.jsonl') : '';
+
+/** A running `toolcanon watch`: its stderr lines as they come, and its end. */
+class Watch {
+  readonly lines: string[] = [];
+  stdout = '';
+  readonly exited: Promise<number | null>;
+  private readonly child: ChildProcess;
+  private waiters: (() => void)[] = [];
+
+  constructor(args: readonly string[]) {
+    this.child = spawn(process.execPath, [BIN, 'watch', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let carry = '';
+    this.child.stderr?.setEncoding('utf8').on('data', (t: string) => {
+      carry += t;
+      const parts = carry.split('\n');
+      carry = parts.pop() ?? '';
+      this.lines.push(...parts);
+      for (const w of this.waiters.splice(0)) w();
+    });
+    this.child.stdout?.setEncoding('utf8').on('data', (t: string) => (this.stdout += t));
+    this.exited = new Promise((resolve) => this.child.on('exit', (code) => {
+      for (const w of this.waiters.splice(0)) w();
+      resolve(code);
+    }));
+  }
+
+  /** Resolves once `count` lines match (polling on each line; a generous timeout, never a time asserted). */
+  async waitFor(pattern: RegExp, count = 1, timeoutMs = 120_000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (this.lines.filter((l) => pattern.test(l)).length < count) {
+      if (Date.now() > until) throw new Error(`watch never printed ${count} line(s) matching ${pattern}; it printed:\n${this.lines.join('\n')}`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 1000);
+      });
+    }
+  }
+
+  cycles(): number {
+    return this.lines.filter((l) => / claude-code: \d+ file\(s\) read/.test(l)).length;
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+}
+
+/** The tables of a one-shot import of `logs` into a fresh embedded database (a child process: one engine per process). */
+async function oneShot(logs: string, db: string): Promise<TableDump> {
+  const r = await runCli(['import', 'claude-code', logs, '--db', db, '--format', 'json']);
+  expect(r.stderr).not.toMatch(/dead_letters/);
+  expect(r.code).toBe(0);
+  const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { metric: string; value: number });
+  expect(rows.find((x) => x.metric === 'dead_letters')?.value).toBe(0);
+  return dumpInChild(db);
+}
+
+/**
+ * The tables with token_usage's running context left out: a session's context after each event
+ * (context_tokens, its share, the drift and the estimates since the last observation, the row
+ * counter session_seq) is accounted in the order events arrive. A file read in several runs
+ * (incremental imports, and so watch's cycles) hands a call first without its result and later
+ * with it, so the estimate of its output lands after a usage it precedes in a one-shot read:
+ * `import` run three times on a growing file gives the same differences (measured). Every event's
+ * own figures (observed tokens, estimates, ids, times) are compared; so are all other tables.
+ */
+const RUNNING = ['context_tokens', 'context_source', 'usage_pct', 'above_threshold', 'drift_estimated_tokens', 'drift_observed_tokens', 'drift_content_class', 'last_observed_context', 'estimated_since_observed', 'classes_since_observed', 'session_seq'];
+function comparable(d: TableDump): TableDump {
+  const out: TableDump = new Map(d);
+  const strip = (row: string): string => {
+    const o = JSON.parse(row) as Record<string, unknown>;
+    for (const k of RUNNING) delete o[k];
+    return JSON.stringify(o);
+  };
+  out.set('token_usage', (d.get('token_usage') ?? []).map(strip).sort());
+  return out;
+}
+
+/** Appends `bytes` to `path` in pieces cut anywhere (mid-line too), waiting after each for watch's cycle. */
+async function appendTorn(w: Watch, path: string, bytes: Buffer, pieces: number): Promise<void> {
+  let at = 0;
+  for (let i = 1; i <= pieces; i++) {
+    // Cut points spread over the data, off line boundaries on purpose (a prime stride).
+    const end = i === pieces ? bytes.length : Math.min(bytes.length, Math.floor((bytes.length * i) / pieces) + 7919 * i % 97);
+    if (end <= at) continue;
+    const before = w.cycles();
+    appendFileSync(path, bytes.subarray(at, end));
+    at = end;
+    await w.waitFor(/ claude-code: \d+ file\(s\) read/, before + 1);
+  }
+}
+
+function stoppedLine(stdout: string): Record<string, number> {
+  const m = /^watch stopped \(SIGTERM\): (.*); everything read is stored and recorded, a restart resumes from here\n$/.exec(stdout);
+  if (!m) throw new Error(`not one summary line: ${JSON.stringify(stdout)}`);
+  return Object.fromEntries((m[1] as string).split(', ').map((kv) => [kv.slice(0, kv.lastIndexOf(' ')), Number(kv.slice(kv.lastIndexOf(' ') + 1))]));
+}
+
+const tmp = makeTempDir('watch');
+afterAll(() => tmp.cleanup());
+
+describe.skipIf(CORPUS === null)('toolcanon watch on a real engine', () => {
+  let main: Buffer;
+  beforeAll(() => {
+    main = readFileSync(MAIN);
+  });
+
+  it('a transcript appended in torn chunks, and a new session folder, give the tables of a one-shot import; SIGTERM: one line, exit 0', async () => {
+    const logs = join(tmp.dir, 'a', 'logs');
+    mkdirSync(join(logs, 'proj'), { recursive: true });
+    const file = join(logs, 'proj', '258c7280-ae70-4798-800f-63464d01a85d.jsonl');
+    writeFileSync(file, main.subarray(0, 1000)); // a torn first line: nothing to read yet
+    const db = join(tmp.dir, 'a', 'db');
+    const w = new Watch(['claude-code', logs, '--db', db, '--rescan-ms', '3000']);
+    await w.waitFor(/caught up: following/);
+    await appendTorn(w, file, main.subarray(1000), 12);
+    // A new session folder with a subagent's transcript appears while watch runs.
+    const sub = join(logs, 'proj', '258c7280-ae70-4798-800f-63464d01a85d', 'subagents');
+    mkdirSync(sub, { recursive: true });
+    const before = w.cycles();
+    copyFileSync(SUBAGENT, join(sub, 'agent-a881341.jsonl'));
+    await w.waitFor(/ claude-code: \d+ file\(s\) read/, before + 1);
+    // A line torn at the end stays waiting (never a dead letter) until its newline comes.
+    const extra = readFileSync(SHORT);
+    const other = join(logs, 'proj', 'tool_heavy.jsonl');
+    await appendTorn(w, other, extra, 3);
+    w.kill('SIGTERM');
+    expect(await w.exited).toBe(0);
+    const summary = stoppedLine(w.stdout);
+    expect(summary['dead_letters']).toBe(0);
+    expect(summary['malformed_records']).toBe(0);
+    expect(summary['cycles']).toBeGreaterThan(10);
+    expect(w.lines.filter((l) => /unterminated last line/.test(l)).length).toBeGreaterThan(0);
+    const watched = await dumpInChild(db);
+    const expected = await oneShot(logs, join(tmp.dir, 'a', 'oneshot'));
+    expect(expected.get('tool_calls')?.length).toBeGreaterThan(50);
+    expect(expected.get('dead_letters')).toEqual([]);
+    expect(comparable(watched)).toEqual(comparable(expected));
+  }, 600_000);
+
+  it('resumes exactly after SIGTERM and after SIGKILL mid-file: nothing lost, nothing doubled', async () => {
+    const logs = join(tmp.dir, 'b', 'logs');
+    mkdirSync(logs, { recursive: true });
+    const file = join(logs, 'resumed.jsonl');
+    const db = join(tmp.dir, 'b', 'db');
+    const third = Math.floor(main.length / 3);
+    writeFileSync(file, main.subarray(0, third));
+    let w = new Watch(['claude-code', logs, '--db', db]);
+    await w.waitFor(/caught up: following/);
+    w.kill('SIGTERM');
+    expect(await w.exited).toBe(0);
+    const first = stoppedLine(w.stdout);
+    // Appended while nothing watches, torn at the end.
+    appendFileSync(file, main.subarray(third, 2 * third + 5));
+    w = new Watch(['claude-code', logs, '--db', db]);
+    await w.waitFor(/caught up: following/);
+    await appendTorn(w, file, main.subarray(2 * third + 5, 2 * third + 200_000), 3);
+    w.kill('SIGKILL');
+    await w.exited;
+    appendFileSync(file, main.subarray(2 * third + 200_000));
+    w = new Watch(['claude-code', logs, '--db', db]);
+    await w.waitFor(/caught up: following/);
+    w.kill('SIGTERM');
+    expect(await w.exited).toBe(0);
+    expect(first['events_emitted']).toBeGreaterThan(0);
+    const watched = await dumpInChild(db);
+    expect(comparable(watched)).toEqual(comparable(await oneShot(logs, join(tmp.dir, 'b', 'oneshot'))));
+    // Nothing doubled even without FINAL: each call's id is stored once.
+    const plain = await runCli(['query', '--db', db, '--format', 'json', 'SELECT count() AS n, uniqExact(event_id) AS u FROM tool_calls SETTINGS final = 0']);
+    const row = JSON.parse(plain.stdout) as { n: number | string; u: number | string };
+    expect(Number(row.n)).toBe(Number(row.u));
+  }, 600_000);
+
+  it('says a truncated, a replaced (rotated) and a deleted file in one line each, and keeps the tables of the content read', async () => {
+    const logs = join(tmp.dir, 'c', 'logs');
+    mkdirSync(logs, { recursive: true });
+    const file = join(logs, 'rot.jsonl');
+    const text = readFileSync(SHORT);
+    writeFileSync(file, text);
+    const db = join(tmp.dir, 'c', 'db');
+    const w = new Watch(['claude-code', logs, '--db', db]);
+    await w.waitFor(/caught up: following/);
+    // Truncated to nothing, then written again: read again from its start.
+    truncateSync(file, 0);
+    appendFileSync(file, text.subarray(0, 100));
+    await w.waitFor(/rot\.jsonl: truncated from \d+ to \d+ bytes/);
+    let before = w.cycles();
+    appendFileSync(file, text.subarray(100));
+    await w.waitFor(/ claude-code: \d+ file\(s\) read/, before + 1);
+    // Rotated: a new file renamed over the name (another inode).
+    before = w.cycles();
+    writeFileSync(join(tmp.dir, 'c', 'next.jsonl'), text);
+    renameSync(join(tmp.dir, 'c', 'next.jsonl'), file);
+    await w.waitFor(/rot\.jsonl: replaced by another file/);
+    await w.waitFor(/ claude-code: \d+ file\(s\) read/, before + 1);
+    unlinkSync(file);
+    await w.waitFor(/rot\.jsonl: deleted; what was read of it stays stored/);
+    w.kill('SIGTERM');
+    expect(await w.exited).toBe(0);
+    const summary = stoppedLine(w.stdout);
+    expect(summary['files_deleted']).toBe(1);
+    expect(summary['dead_letters']).toBe(0);
+    for (const what of [/truncated from/, /deleted; what was read/]) expect(w.lines.filter((l) => what.test(l))).toHaveLength(1);
+    // What was read stays: the tables of the content read (the same content each time).
+    const ref = join(tmp.dir, 'c', 'ref');
+    mkdirSync(ref);
+    writeFileSync(join(ref, 'rot.jsonl'), text);
+    const expected = await oneShot(ref, join(tmp.dir, 'c', 'oneshot'));
+    const watched = await dumpInChild(db);
+    // The rows name where they came from (source is left out of the dump), so the file names may differ.
+    expect(comparable(watched)).toEqual(comparable(expected));
+  }, 600_000);
+
+  it('refuses a harness it does not know and a missing folder in one line', async () => {
+    const bad = new Watch(['claude-cod', join(tmp.dir, 'nope')]);
+    expect(await bad.exited).toBe(2);
+    expect(bad.lines.join('\n')).toMatch(/did you mean claude-code/);
+    const missing = new Watch(['claude-code', join(tmp.dir, 'nope')]);
+    expect(await missing.exited).toBe(1);
+    expect(missing.lines[0]).toMatch(/no such file or directory/);
+  }, 120_000);
+});

@@ -8,7 +8,7 @@ import { emptyCounts, replayFiles, type PipelineCounts } from '../pipeline.ts';
 import { ClickHouseSink } from '../sink/clickhouse.ts';
 import { InputError, leaveTornLastLines, listInputFiles, openInput, readLines, tornLinesLine } from '../source/file.ts';
 import { accountingConfig } from './accounting-flags.ts';
-import { checkClickHouseUrl, retentionDays } from './sink-flags.ts';
+import { checkClickHouseUrl, clusterName, retentionDays } from './sink-flags.ts';
 import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { createProgressBar } from './progress.ts';
@@ -65,6 +65,8 @@ Options:
   --clickhouse URL           Write to a ClickHouse server instead (or $TOOLCANON_CLICKHOUSE_URL;
                              user and password from $TOOLCANON_CLICKHOUSE_USER / _PASSWORD or
                              _PASSWORD_FILE, never on the command line; $TOOLCANON_CLICKHOUSE_TIMEOUT_MS)
+  --cluster NAME             The server's cluster: tables made ON CLUSTER, replicated, written and read
+                             through a Distributed table each (or $TOOLCANON_CLICKHOUSE_CLUSTER)
   --threshold-pct N          Context threshold for breaches, percent (default 85)
   --headroom-tokens N        Headroom: moves the trigger earlier by N tokens (default 0)
   --models FILE              JSON { "model": contextWindowTokens } laid over the shipped table
@@ -83,6 +85,7 @@ Options:
 
 const SINK_FLAGS = `  --db DIR                   Embedded ClickHouse data directory (default .toolcanon/db, or $TOOLCANON_DB)
   --clickhouse URL           A ClickHouse server instead (http[s]://host:port[/database], or $TOOLCANON_CLICKHOUSE_URL)
+  --cluster NAME             The server's cluster (ON CLUSTER DDL; or $TOOLCANON_CLICKHOUSE_CLUSTER)
   --format table|json|csv    Output format (default table; json = one object per line)`;
 
 const ACCOUNTING_FLAGS = `  --threshold-pct N          Context threshold for breaches, percent (default 85)
@@ -195,6 +198,7 @@ const OPTIONS = {
   format: { type: 'string', default: 'table' },
   db: { type: 'string' },
   clickhouse: { type: 'string' },
+  cluster: { type: 'string' },
   by: { type: 'string' },
   'threshold-pct': { type: 'string' },
   'headroom-tokens': { type: 'string' },
@@ -233,7 +237,7 @@ const COMMANDS = ['replay', 'import', 'watch', 'statusline', 'validate', 'report
 type OptionName = keyof typeof OPTIONS;
 /** Flags every command takes. */
 const ANY_COMMAND: readonly OptionName[] = ['format', 'help', 'version', 'verbose'];
-const SINK: readonly OptionName[] = ['db', 'clickhouse', 'retention-days'];
+const SINK: readonly OptionName[] = ['db', 'clickhouse', 'cluster', 'retention-days'];
 const WRITE: readonly OptionName[] = [...SINK, 'threshold-pct', 'headroom-tokens', 'models', 'max-event-bytes', 'max-depth', 'no-progress', 'no-redact', 'allow-dead-letters'];
 /**
  * The flags each command of this parser takes besides ANY_COMMAND: one given to a command that
@@ -343,7 +347,7 @@ async function importInto(
   return { rows, resumed, problem, filesSeen: summary.filesSeen };
 }
 
-type SinkValues = { db?: string | undefined; clickhouse?: string | undefined; 'retention-days'?: string | undefined };
+type SinkValues = { db?: string | undefined; clickhouse?: string | undefined; cluster?: string | undefined; 'retention-days'?: string | undefined };
 
 /**
  * A command that only reads (report, query): the embedded database must exist already (a
@@ -367,7 +371,7 @@ async function withSink<T>(values: SinkValues, run: (sink: ClickHouseSink) => Pr
   // A directory another process owns (serve, watch) is read and written through it.
   const target = sinkTarget(values);
   if (target.owner !== undefined && createDatabase) process.stderr.write(`toolcanon: the data directory is served by process ${target.owner.pid} (${target.owner.command}): writing through it\n`);
-  const sink = await ClickHouseSink.open({ db: target.db, clickhouseUrl: target.clickhouseUrl, retentionDays: retentionDays(values['retention-days']) }, { createDatabase });
+  const sink = await ClickHouseSink.open({ db: target.db, clickhouseUrl: target.clickhouseUrl, retentionDays: retentionDays(values['retention-days']), cluster: clusterName(values.cluster, values.clickhouse) }, { createDatabase });
   for (const notice of sink.notices) process.stderr.write(`toolcanon: ${notice}\n`);
   try {
     return await run(sink);
@@ -448,6 +452,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   };
   const accounting = accountingConfig(values);
   retentionDays(values['retention-days']);
+  clusterName(values.cluster, values.clickhouse);
   if (values.clickhouse !== undefined) checkClickHouseUrl(values.clickhouse, '--clickhouse');
   else if (process.env['TOOLCANON_CLICKHOUSE_URL']) checkClickHouseUrl(process.env['TOOLCANON_CLICKHOUSE_URL'], '$TOOLCANON_CLICKHOUSE_URL');
 

@@ -30,6 +30,10 @@ export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
   // The importer takes the cache out of input on pi's Google paths, which keep it inside (src/importers/pi-agent/README.md).
   pi_agent: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'pi-ai Usage {input, output, cacheRead, cacheWrite}: input excludes the cache buckets; output includes reasoning (Anthropic thinking, OpenAI reasoning, Google thoughts)' },
   openclaw: { inputIncludesCache: false, outputIncludesReasoning: true, note: "OpenClaw embeds pi's session manager: the same pi-ai Usage buckets as pi_agent" },
+  // The importer writes the uncached input; Roo Code's and Kilo Code's total tokensIn is taken apart (src/importers/cline/README.md).
+  cline: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Cline ClineApiReqInfo {tokensIn, tokensOut, cacheWrites, cacheReads}: tokensIn excludes the cache figures (context = their sum); tokensOut is the completion, reasoning inside' },
+  roo_code: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Roo Code ClineApiReqInfo: tokensIn is the total input since 2025-10-31 (the provider\'s own before); the importer writes the uncached part' },
+  kilo_code: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Kilo Code (a Roo Code fork): as roo_code' },
 };
 
 export interface ObservedFigures {

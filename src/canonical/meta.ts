@@ -51,6 +51,9 @@ export const TOOL_NAMESPACES = [
   'copilot_cli',
   'pi_agent',
   'openclaw',
+  'cline',
+  'roo_code',
+  'kilo_code',
 ] as const;
 export type ToolNamespace = (typeof TOOL_NAMESPACES)[number];
 

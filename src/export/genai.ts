@@ -61,6 +61,10 @@ const PROVIDER_BY_HARNESS: Readonly<Record<Harness, string | undefined>> = {
   pi_agent: undefined,
   // OpenClaw runs any provider too (the sessions log openai-codex, ollama, anthropic, …).
   openclaw: undefined,
+  // Cline, Roo Code and Kilo Code run any of dozens of providers (Anthropic, OpenRouter, Bedrock, OpenAI-compatible ones).
+  cline: undefined,
+  roo_code: undefined,
+  kilo_code: undefined,
   // opencode runs any provider: its model ids say which ("openai/gpt-5", "anthropic/…").
   opencode: undefined,
   // MCP tool calls carry no model provider of their own.

@@ -26,6 +26,12 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./pi-agent/index.ts')).piAgentImporter;
     case 'openclaw':
       return async () => (await import('./openclaw/index.ts')).openclawImporter;
+    case 'cline':
+      return async () => (await import('./cline/index.ts')).clineImporter;
+    case 'roo-code':
+      return async () => (await import('./roo-code/index.ts')).rooCodeImporter;
+    case 'kilo-code':
+      return async () => (await import('./kilo-code/index.ts')).kiloCodeImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

@@ -1,7 +1,7 @@
 // `toolcanon import all`: every harness whose default location exists, in one process and one
 // engine, each importer's summary as it would print alone.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../helpers/db.ts';
@@ -12,9 +12,17 @@ afterAll(() => tmp.cleanup());
 
 const HOME = join(tmp.dir, 'home');
 mkdirSync(HOME);
+// Harnesses without a folder override of their own (VS Code extensions) are found where they write: under HOME.
+const LOGS_HOME = join(tmp.dir, 'logs-home');
+cpSync(join(ROOT, 'test/importers/fixtures-cline/Code'), join(LOGS_HOME, '.config/Code'), { recursive: true });
+cpSync(join(ROOT, 'test/importers/fixtures-cline/dot-cline'), join(LOGS_HOME, '.cline'), { recursive: true });
+cpSync(join(ROOT, 'test/importers/fixtures-roo-code/Code'), join(LOGS_HOME, '.config/Code'), { recursive: true });
+cpSync(join(ROOT, 'test/importers/fixtures-kilo-code/Code'), join(LOGS_HOME, '.config/Code'), { recursive: true });
+/** The importers whose fixtures WITH_LOGS makes their default folders hold, in registry order. */
+const FOUND = ['qwen-code', 'copilot-cli', 'pi-agent', 'openclaw', 'cline', 'roo-code', 'kilo-code'];
 // Only what the test names: no harness's real folders, no overrides from the machine.
 const ENV: NodeJS.ProcessEnv = { PATH: process.env['PATH'], HOME, TOOLCANON_HOST: 'box', TOOLCANON_DEVICE_ID: 'dev-1' };
-const WITH_LOGS = { ...ENV, QWEN_RUNTIME_DIR: join(ROOT, 'test/importers/fixtures-qwen-code'), COPILOT_CONFIG_DIR: join(ROOT, 'test/importers/fixtures-copilot-cli'), PI_CODING_AGENT_DIR: join(ROOT, 'test/importers/fixtures-pi-agent'), OPENCLAW_STATE_DIR: join(ROOT, 'test/importers/fixtures-openclaw') };
+const WITH_LOGS = { ...ENV, HOME: LOGS_HOME, QWEN_RUNTIME_DIR: join(ROOT, 'test/importers/fixtures-qwen-code'), COPILOT_CONFIG_DIR: join(ROOT, 'test/importers/fixtures-copilot-cli'), PI_CODING_AGENT_DIR: join(ROOT, 'test/importers/fixtures-pi-agent'), OPENCLAW_STATE_DIR: join(ROOT, 'test/importers/fixtures-openclaw') };
 
 function toolcanon(args: string[], env: NodeJS.ProcessEnv): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args], { cwd: tmp.dir, encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -40,8 +48,8 @@ describe('toolcanon import all', () => {
     const all = toolcanon(['import', 'all', '--db', join(tmp.dir, 'all'), '--format', 'json'], WITH_LOGS);
     expect(all.code, all.stderr).toBe(0);
     const got = metrics(all.stdout);
-    expect(Object.keys(got)).toEqual(['qwen-code', 'copilot-cli', 'pi-agent', 'openclaw']);
-    for (const id of ['qwen-code', 'copilot-cli', 'pi-agent', 'openclaw']) {
+    expect(Object.keys(got)).toEqual(FOUND);
+    for (const id of FOUND) {
       const one = toolcanon(['import', id, '--db', join(tmp.dir, `one-${id}`), '--format', 'json'], WITH_LOGS);
       expect(one.code, one.stderr).toBe(0);
       expect(stable(got[id])).toEqual(stable(metrics(one.stdout)['']));
@@ -50,13 +58,14 @@ describe('toolcanon import all', () => {
     expect(all.stderr).toContain('Importing qwen-code logs from');
     expect(all.stderr).toContain('Importing copilot-cli logs from');
     expect(all.stderr).toContain('Importing pi-agent logs from');
-    expect(all.stderr).toContain('Importing openclaw logs from');
+    for (const id of FOUND) expect(all.stderr).toContain(`Importing ${id} logs from`);
+    expect(all.stderr).toContain(`Importing cline logs from ${join(LOGS_HOME, '.config/Code/User/globalStorage/saoudrizwan.claude-dev')}, ${join(LOGS_HOME, '.cline/data')}`);
     const q = 'SELECT harness, count() AS n FROM tool_calls FINAL GROUP BY harness ORDER BY harness';
-    const separate = [count(join(tmp.dir, 'one-copilot-cli'), q), count(join(tmp.dir, 'one-qwen-code'), q), count(join(tmp.dir, 'one-pi-agent'), q), count(join(tmp.dir, 'one-openclaw'), q)].map((t) => t.trim().split('\n').slice(1)).flat().sort();
+    const separate = FOUND.map((id) => count(join(tmp.dir, `one-${id}`), q)).map((t) => t.trim().split('\n').slice(1)).flat().sort();
     expect(count(join(tmp.dir, 'all'), q).trim().split('\n').slice(1).sort()).toEqual(separate);
     // Incremental as each import is: a second run reads nothing new.
     const again = metrics(toolcanon(['import', 'all', '--db', join(tmp.dir, 'all'), '--format', 'json'], WITH_LOGS).stdout);
-    for (const id of ['qwen-code', 'copilot-cli', 'pi-agent', 'openclaw']) expect(again[id]).toMatchObject({ events_emitted: 0, files_read: 0 });
+    for (const id of FOUND) expect(again[id]).toMatchObject({ events_emitted: 0, files_read: 0 });
   });
 
   it('passes over a harness folder with no log in it, and fails only when no folder it found had any', () => {

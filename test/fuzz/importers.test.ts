@@ -11,8 +11,8 @@
 // is one the decoder accepts; a CRLF copy of the file parses the same. For every record alone:
 // it yields an event, a malformed record or a skip counter, unless it only sets context for
 // later records (a Claude Code prompt, a Codex session_meta / turn_context / task_started).
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -45,12 +45,6 @@ interface Format {
 
 function format(id: ImporterId): Format {
   const suite = `the ${id} importer fuzz test`;
-  const known = (id: string): id is 'claude-code' | 'codex' | 'opencode' | 'otlp' | 'acp' | 'gemini-cli' | 'qwen-code' | 'copilot-cli' | 'pi-agent' | 'openclaw' => ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli', 'qwen-code', 'copilot-cli', 'pi-agent', 'openclaw'].includes(id);
-  if (!known(id)) {
-    // An importer registered after this suite was written: it is fuzzed once it has a format here.
-    console.warn(`\n!! SKIPPING ${suite}: no format for it in test/fuzz/importers.test.ts (add its seed files and context records there).\n`);
-    return { pool: null, fileName: 'x.jsonl', oneRecordPerLine: true, contextRecord: () => false };
-  }
   const lines = (paths: (string | null)[]): Buffer[] | null => (paths.some((p) => p === null) ? null : paths.flatMap((p) => seedLines(p as string, 16 * 1024)));
   const none = (): boolean => false;
   switch (id) {
@@ -157,11 +151,22 @@ function format(id: ImporterId): Format {
         contextRecord: (r) => r['type'] === 'session' || (typeof r['message'] === 'object' && r['message'] !== null && (r['message'] as Record<string, unknown>)['role'] === 'user'),
       };
     }
-    default: {
-      const unhandled: never = id;
-      throw new Error(`No fuzz format for ${String(unhandled)}`);
-    }
+    default:
+      // A whole-document importer registered after the line formats above: fuzzed by the
+      // document suite below, from the files its own listFiles finds in its fixture folder.
+      if (DOCUMENTS.has(id)) return { pool: null, fileName: 'x.json', oneRecordPerLine: true, contextRecord: none };
+      throw new Error(`No fuzz format for ${id}: give it a case here, or fixtures-${id}/ documents`);
   }
+}
+
+/** Whole-document importers (every fixture file they list is read as one document), with those files. */
+const DOCUMENTS = new Map<ImporterId, string[]>();
+for (const id of IMPORTER_IDS) {
+  const dir = join(IMPORTER_FIXTURES, `fixtures-${id}`);
+  if (!existsSync(dir)) continue;
+  const importer = await loadImporter(id);
+  const files = importer.listFiles([dir]);
+  if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'document')) DOCUMENTS.set(id, files);
 }
 
 /** Spans and log records in an OTLP export line (whatever the types of the containers). */
@@ -267,7 +272,7 @@ beforeAll(async () => {
   for (const id of IMPORTER_IDS) importers.set(id, await loadImporter(id));
 });
 
-const FORMATS = IMPORTER_IDS.map((id) => [id, format(id)] as const);
+const FORMATS = IMPORTER_IDS.filter((id) => !DOCUMENTS.has(id)).map((id) => [id, format(id)] as const);
 /** The importers fuzzed in this run (the others skip loudly): they share the case budget. */
 const FUZZED = Math.max(1, FORMATS.filter(([, f]) => f.pool !== null).length);
 
@@ -360,5 +365,59 @@ describe.each(FORMATS)('fuzz: importer %s', (id, f) => {
   it.skipIf(f.pool === null)('reports what it saw', () => {
     log(`importers: ${id}: ${s.files} files: ${s.events} events, ${s.malformed} malformed records (${s.lossyMalformed} of lines that are no UTF-8, kept as text), ${s.skipped} skips`);
     if (s.files > 0) expect(s.events + s.malformed).toBeGreaterThan(0);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Whole-document formats: each fixture document damaged at the byte level (mutatedLine over its
+// bytes, truncated, BOM-prefixed) and at the element level (one element replaced by random bytes
+// or by another harness's record): no throw, deterministic, every malformed record an element's
+// text or the document's, every event one the decoder accepts, ending at the document's end.
+
+describe.each([...DOCUMENTS].map(([id, files]) => [id, files] as const))('fuzz: importer %s (whole documents)', (id, files) => {
+  const importer = (): Importer => importers.get(id) as Importer;
+  const docs = files.map((f) => ({ name: `/fuzz/${id}/tasks/${basename(dirname(f))}/${basename(f)}`, data: readFileSync(f) }));
+  const elementsOf = (data: Buffer): string[] => (JSON.parse(data.toString('utf8')) as unknown[]).map((e) => JSON.stringify(e));
+  const docArb = fc.oneof(
+    // Byte damage anywhere in a document (its elements are one line when compact).
+    fc.record({ doc: fc.constantFrom(...docs), cut: fc.nat(), bom: fc.boolean() }).chain(({ doc, cut, bom }) =>
+      mutatedLine([doc.data]).map((m) => ({ name: doc.name, data: Buffer.concat([bom ? Buffer.from([0xef, 0xbb, 0xbf]) : Buffer.alloc(0), cut % 3 === 0 ? Buffer.from(m).subarray(0, Math.max(1, cut % Math.max(1, m.length))) : Buffer.from(m)]) })),
+    ),
+    // Element damage: one element replaced by a random line or a foreign record.
+    fc.record({ doc: fc.constantFrom(...docs), at: fc.nat(), line: fc.oneof(randomLine, fc.constantFrom(...FOREIGN), mutatedLine(docs.flatMap((d) => elementsOf(d.data).map((e) => Buffer.from(e))))) }).map(({ doc, at, line }) => {
+      const elements = elementsOf(doc.data);
+      const text = Buffer.from(line).toString('utf8');
+      let ok = true;
+      try {
+        JSON.parse(text);
+      } catch {
+        ok = false;
+      }
+      elements[at % elements.length] = ok ? text : JSON.stringify(text);
+      return { name: doc.name, data: Buffer.from(`[${elements.join(',')}]`, 'utf8') };
+    }),
+  );
+  it('damaged documents: no throw, deterministic, malformed records and events well formed', () => {
+    const runs = Math.max(50, Math.round(runsOf('importers: mutated files') / FUZZED / 4));
+    fuzz(`importers: ${id}: damaged documents`, docArb, runs, (c) => c.data, (c) => {
+      const parsed = importer().parseFile(c.name, c.data);
+      ok(isDeepStrictEqual(importer().parseFile(c.name, Buffer.from(c.data)), parsed), 'the same bytes parse the same');
+      ok(parsed.completeBytes === 0, `completeBytes ${parsed.completeBytes}: a rewritten document is read whole each time`);
+      const text = c.data.toString('utf8');
+      for (const m of parsed.malformed ?? []) {
+        const raw = typeof m.raw === 'string' ? m.raw : Buffer.from(m.raw).toString('utf8');
+        ok(text.includes(raw.replace(/^\uFEFF/, '')), `malformed line ${m.line}: its raw text is not in the document`);
+        ok(m.endOffset === c.data.length && m.line >= 1, `malformed record at ${m.line} ends at ${m.endOffset}`);
+        ok(/^\S+$/.test(m.problem) && /^\S[\s\S]*\.$/.test(m.detail), `problem ${JSON.stringify(m.problem)}, detail ${JSON.stringify(m.detail)}`);
+      }
+      for (const e of parsed.events) {
+        ok(e.endOffset === c.data.length && e.source.startsWith(`${c.name}:`), `event source ${e.source}, end ${e.endOffset}`);
+        const o = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, '2026-01-01 00:00:00.000', NO_REDACT);
+        if (o.kind === 'dead') throw new Error(`the importer wrote an event the decoder refuses (${o.dead.reason}: ${o.dead.detail})`);
+      }
+      // Nothing read is silent: the elements are events, malformed records or counted skips (or the whole document is one malformed record).
+      const accounted = parsed.events.length + (parsed.malformed?.length ?? 0) + Object.values(parsed.skipped).reduce((a, n) => a + n, 0);
+      ok(accounted > 0 || text.replace(/^\uFEFF/, '').trim() === '[]', 'a document yields no event, no malformed record and no skip counter');
+    });
   });
 });

@@ -2,8 +2,8 @@
 // records, junk lines and damaged records must parse without throwing; junk must come back as
 // malformed records with its line and bytes; nothing else may change because of it; parsing is
 // deterministic; and one junk line imported for real is exactly one `import_malformed` dead letter.
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEvent } from '../../src/decode/event.ts';
@@ -196,11 +196,51 @@ function contractCase(id: ImporterId): ContractCase {
         eventsInBound: false,
       };
     }
-    default: {
-      const unhandled: never = id;
-      throw new Error(`No contract case for ${String(unhandled)}`);
-    }
+    default:
+      return derivedCase(id);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A case derived from the registry: an importer without a case of its own is fed the files its
+// own listFiles finds in `test/importers/fixtures-<id>/` (every importer registered after the
+// line-format ones above has that folder, and its test fails without it).
+
+/** What a whole-document importer is fed: the elements of its fixture documents, by file name. */
+interface DocumentCase {
+  /** Per file name (the name picks the reader): the fixture documents' top-level elements as JSON text. */
+  readonly pools: ReadonlyMap<string, readonly string[]>;
+  /** A fixture document that imports without a malformed record. */
+  readonly cleanFile: string;
+}
+
+const FIXTURE_FILES = new Map<ImporterId, string[]>();
+for (const id of IMPORTER_IDS) {
+  const dir = join(FIXTURES, `fixtures-${id}`);
+  if (existsSync(dir)) FIXTURE_FILES.set(id, (await loadImporter(id)).listFiles([dir]));
+}
+const DOCUMENT_IDS = new Set<ImporterId>();
+for (const [id, files] of FIXTURE_FILES) {
+  const importer = await loadImporter(id);
+  if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'document')) DOCUMENT_IDS.add(id);
+}
+
+function derivedCase(id: ImporterId): ContractCase {
+  const files = FIXTURE_FILES.get(id) ?? [];
+  if (files.length === 0) throw new Error(`No contract case for ${id}: test/importers/fixtures-${id}/ holds no file its importer lists`);
+  return { pool: files.flatMap(linesOf), cleanFile: files[0] ?? null, fileName: basename(files[0] ?? 'x.jsonl'), oneRecordPerLine: true, eventsInBound: false, perRecordCounter: () => false };
+}
+
+function documentCase(id: ImporterId): DocumentCase {
+  const files = FIXTURE_FILES.get(id) ?? [];
+  const pools = new Map<string, string[]>();
+  for (const f of files) {
+    const elements = JSON.parse(readFileSync(f, 'utf8')) as unknown[];
+    const pool = pools.get(basename(f)) ?? [];
+    pool.push(...elements.map((e) => JSON.stringify(e)).filter((t) => t.length <= MAX_POOL_LINE_CHARS));
+    pools.set(basename(f), pool);
+  }
+  return { pools, cleanFile: files[0] ?? '' };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -336,7 +376,7 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-describe.each(IMPORTER_IDS.map((id) => [id, contractCase(id)] as const))('importer contract: %s', (id, c) => {
+describe.each(IMPORTER_IDS.filter((id) => !DOCUMENT_IDS.has(id)).map((id) => [id, contractCase(id)] as const))('importer contract: %s', (id, c) => {
   const importer = (): Importer => {
     const found = importers.get(id);
     if (!found) throw new Error(`Importer ${id} did not load`);
@@ -450,5 +490,139 @@ describe.each(IMPORTER_IDS.map((id) => [id, contractCase(id)] as const))('import
       expect(grown.malformedRecords).toBe(0);
       expect(grown.counts.deadLetters).toBe(0);
     });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Whole-document formats (a JSON array rewritten whole: Cline's task files): generated documents
+// of real elements, damaged elements and junk elements; junk documents; one damaged element
+// imported for real.
+
+/** Spans of a generated document's elements: where each starts, for its line. */
+function documentOf(elements: readonly string[], pretty: boolean): { data: Buffer; lineOf: number[] } {
+  const lineOf: number[] = [];
+  let text = '[';
+  let line = 1;
+  elements.forEach((e, i) => {
+    if (i > 0) text += ',';
+    if (pretty) {
+      text += '\n  ';
+      line++;
+    }
+    lineOf.push(line);
+    text += e;
+    line += (e.match(/\n/g) ?? []).length;
+  });
+  text += pretty ? '\n]' : ']';
+  return { data: Buffer.from(text, 'utf8'), lineOf };
+}
+
+const junkElementArb: fc.Arbitrary<string> = fc.oneof(fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null'), fc.constantFrom('null', '42', '"x"', '[]', '[{}]', 'true')).filter((t) => {
+  const v: unknown = JSON.parse(t);
+  return typeof v !== 'object' || v === null || Array.isArray(v);
+});
+
+describe.each([...DOCUMENT_IDS].map((id) => [id, documentCase(id)] as const))('importer contract (whole documents): %s', (id, c) => {
+  const importer = (): Importer => {
+    const found = importers.get(id);
+    if (!found) throw new Error(`Importer ${id} did not load`);
+    return found;
+  };
+
+  it.each([...c.pools.keys()])('%s: generated documents parse without a throw, deterministically; every malformed record is an element at its line; every event is one the decoder accepts', (name) => {
+    const pool = c.pools.get(name) ?? [];
+    expect(pool.length).toBeGreaterThan(0);
+    const path = `/contract/${id}/tasks/1760000000000/${name}`;
+    const element = fc.oneof(
+      { arbitrary: fc.constantFrom(...pool).map((text) => ({ kind: 'record' as const, text })), weight: 4 },
+      {
+        arbitrary: fc.record({ text: fc.constantFrom(...pool), pick: fc.nat(), replacement: fc.constantFrom<unknown>(REMOVE, REMOVE, null, 42, -1, 1.5, '', 'x', true, [], {}, '{"tokensIn":-3}', '1786407295000000000') }).map(({ text, pick, replacement }) => {
+          const value: unknown = JSON.parse(text);
+          const paths = pathsOf(value, 10);
+          const path = paths[pick % Math.max(paths.length, 1)];
+          return { kind: 'damaged' as const, text: path === undefined ? text : JSON.stringify(damaged(value, path, replacement)) };
+        }),
+        weight: 4,
+      },
+      { arbitrary: junkElementArb.map((text) => ({ kind: 'junk' as const, text })), weight: 1 },
+    );
+    fc.assert(
+      fc.property(fc.array(element, { minLength: 1, maxLength: 12 }), fc.boolean(), (elements, pretty) => {
+        const doc = documentOf(elements.map((e) => e.text), pretty);
+        const parsed = importer().parseFile(path, doc.data);
+        expect(parsed.completeBytes).toBe(0);
+        expect(parsed.recordsRead).toBe(elements.length);
+        const malformed = parsed.malformed ?? [];
+        // Every junk element is exactly one malformed record with its text, at its line.
+        elements.forEach((e, i) => {
+          if (e.kind !== 'junk') return;
+          const found = malformed.filter((m) => m.raw === e.text && m.line === doc.lineOf[i]);
+          expect(found.length, `junk element ${i}: ${e.text}`).toBeGreaterThanOrEqual(1);
+        });
+        const texts = new Set(elements.map((e) => e.text));
+        for (const m of malformed) {
+          expect(texts.has(String(m.raw)), `malformed raw is an element: ${String(m.raw).slice(0, 100)}`).toBe(true);
+          expect(doc.lineOf).toContain(m.line);
+          expect(m.endOffset).toBe(doc.data.length);
+          expect(m.problem).toMatch(/^\S+$/);
+          expect(m.detail).toMatch(/^\S.*\.$/);
+        }
+        for (const e of parsed.events) {
+          expect(e.endOffset).toBe(doc.data.length);
+          expect(doc.lineOf.map((n) => `${path}:${n}`)).toContain(e.source);
+          const outcome = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, '2026-01-01 00:00:00.000');
+          expect(outcome.kind, `${e.source}: ${outcome.kind === 'dead' ? outcome.dead.detail : ''}`).not.toBe('dead');
+        }
+        expect(importer().parseFile(path, Buffer.from(doc.data))).toEqual(parsed);
+        // The same elements compact or pretty printed: the same events, malformed records by problem, counters.
+        const other = importer().parseFile(path, documentOf(elements.map((e) => e.text), !pretty).data);
+        expect(other.events.map((e) => e.line)).toEqual(parsed.events.map((e) => e.line));
+        // (Compact, every element is on line 1: equal junk elements there are one dead letter, as their source and bytes are one.)
+        const kinds = (p: ParsedFile): string[] => [...new Set((p.malformed ?? []).map((m) => `${m.problem} ${String(m.raw)}`))];
+        expect(kinds(other)).toEqual(kinds(parsed));
+        expect(other.skipped).toEqual(parsed.skipped);
+      }),
+      PROPERTY,
+    );
+  });
+
+  it('a document that is no JSON array is one malformed record with its bytes, and nothing else', () => {
+    const path = `/contract/${id}/tasks/1/${[...c.pools.keys()][0] ?? 'x.json'}`;
+    fc.assert(
+      fc.property(fc.oneof(junkArb, fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null')).filter((t) => { try { return !Array.isArray(JSON.parse(t)); } catch { return true; } }), (text) => {
+        const data = Buffer.from(text, 'utf8');
+        const parsed = importer().parseFile(path, data);
+        expect(parsed.events).toEqual([]);
+        if (data.toString('utf8').trim() === '') return;
+        expect(parsed.malformed).toHaveLength(1);
+        expect(parsed.malformed?.[0]).toMatchObject({ line: 1, endOffset: data.length });
+      }),
+      PROPERTY,
+    );
+  });
+
+  it('one damaged element imported for real is exactly one import_malformed dead letter; events in = rows + dead letters', async () => {
+    const elements = JSON.parse(readFileSync(c.cleanFile, 'utf8')) as unknown[];
+    const dir = join(tmp.dir, id, 'tasks', basename(join(c.cleanFile, '..')));
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, basename(c.cleanFile));
+    writeFileSync(file, JSON.stringify([...elements.slice(0, 1), 17, ...elements.slice(1)]));
+    const summary = await runImport(importer(), [file], sink);
+    expect(summary.malformedRecords).toBe(1);
+    expect(summary.counts.eventsRead).toBe(summary.counts.rowsWritten + summary.counts.deadLetters);
+    expect(summary.counts.deadLetters).toBe(1);
+    expect(summary.counts.rowsWritten).toBeGreaterThan(0);
+    const rows = await sink.queryRows<{ reason: string; raw: string; source: string }>({
+      query: 'SELECT reason, raw, source FROM dead_letters FINAL WHERE startsWith(source, {file:String})',
+      query_params: { file: `${file}:` },
+    });
+    expect(rows).toEqual([{ reason: 'import_malformed', raw: '17', source: `${file}:1` }]);
+    // Unchanged, the document is not read again; rewritten whole and grown, its dead letter is the same one.
+    expect((await runImport(importer(), [file], sink)).filesRead).toBe(0);
+    writeFileSync(file, JSON.stringify([...elements.slice(0, 1), 17, ...elements.slice(1), { role: 'user', content: 'later' }]));
+    const again = await runImport(importer(), [file], sink);
+    expect(again.filesRead).toBe(1);
+    const stored = await sink.queryRows<{ n: string }>({ query: 'SELECT count() AS n FROM dead_letters FINAL WHERE startsWith(source, {file:String})', query_params: { file: `${file}:` } });
+    expect(Number(stored[0]?.n)).toBe(1);
   });
 });

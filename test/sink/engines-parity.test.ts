@@ -159,6 +159,9 @@ function importerInputs(): Record<ImporterId, string[]> {
     'copilot-cli': [fx('fixtures-copilot-cli')],
     'pi-agent': [fx('fixtures-pi-agent')],
     openclaw: [fx('fixtures-openclaw')],
+    cline: [fx('fixtures-cline')],
+    'roo-code': [fx('fixtures-roo-code')],
+    'kilo-code': [fx('fixtures-kilo-code')],
   };
 }
 

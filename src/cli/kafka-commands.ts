@@ -17,7 +17,7 @@ import { defaultClientId, StreamWorker, type WorkerSummary } from '../worker/wor
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { accountingConfig } from './accounting-flags.ts';
 import { UsageError, type Io } from './io.ts';
-import { checkClickHouseUrl, retentionDays } from './sink-flags.ts';
+import { checkClickHouseUrl, clusterName, retentionDays } from './sink-flags.ts';
 import { parseArgsUsageError } from './suggest.ts';
 
 const D = WORKER_DEFAULTS;
@@ -37,6 +37,8 @@ Options:
   --db DIR                         Embedded ClickHouse data directory (default .toolcanon/db, or $TOOLCANON_DB)
   --retention-days N               Keep N days of event time in every table (0 removes it)
   --clickhouse URL                 A ClickHouse server instead (or $TOOLCANON_CLICKHOUSE_URL)
+  --cluster NAME                   The server's cluster: replicated tables, a Distributed table each
+                                   (or $TOOLCANON_CLICKHOUSE_CLUSTER; see docs/scaling-out.md)
   --batch-max-rows N               Flush after N buffered events (default ${D.batchMaxRows})
   --batch-max-bytes N              Flush after N bytes of buffered record values (default ${D.batchMaxBytes})
   --batch-max-wait-ms N            Flush when the oldest buffered event is N ms old (default ${D.batchMaxWaitMs})
@@ -98,6 +100,7 @@ const CONSUME_OPTIONS = {
   'dlq-topic': { type: 'string' },
   db: { type: 'string' },
   clickhouse: { type: 'string' },
+  cluster: { type: 'string' },
   'batch-max-rows': { type: 'string' },
   'batch-max-bytes': { type: 'string' },
   'batch-max-wait-ms': { type: 'string' },
@@ -198,6 +201,7 @@ export function parseConsumeArgs(args: readonly string[]): {
   config: WorkerConfig;
   db: string | undefined;
   clickhouse: string | undefined;
+  cluster?: string | undefined;
   retentionDays?: number | undefined;
   format: OutputFormat;
   log?: { level: string | undefined; format: string | undefined };
@@ -208,6 +212,7 @@ export function parseConsumeArgs(args: readonly string[]): {
   if (positionals.length) throw new UsageError(`consume takes no positional arguments, got ${JSON.stringify(positionals[0])}`);
   const topic = topicFrom(values.topic, 'consume');
   if (values.clickhouse !== undefined) checkClickHouseUrl(values.clickhouse, '--clickhouse');
+  const cluster = clusterName(values.cluster, values.clickhouse);
   const security = kafkaSecurityFromEnv();
   const startFrom = values['start-from'] ?? 'earliest';
   if (startFrom !== 'earliest' && startFrom !== 'latest') throw new UsageError(`--start-from must be earliest or latest, got ${JSON.stringify(startFrom)}`);
@@ -246,6 +251,7 @@ export function parseConsumeArgs(args: readonly string[]): {
     config,
     db: values.db,
     clickhouse: values.clickhouse,
+    cluster,
     retentionDays: retentionDays(values['retention-days']),
     format: format(values.format),
     log: { level: values['log-level'], format: values['log-format'] },
@@ -315,7 +321,7 @@ export async function runConsumeCommand(args: readonly string[], io: Io): Promis
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    const sink = await openSinkPatiently({ db: parsed.db, clickhouseUrl: parsed.clickhouse, retentionDays: parsed.retentionDays }, log, stopSignal.signal);
+    const sink = await openSinkPatiently({ db: parsed.db, clickhouseUrl: parsed.clickhouse, retentionDays: parsed.retentionDays, cluster: parsed.cluster }, log, stopSignal.signal);
     if (sink === undefined) return 0; // stopped before anything was consumed
     try {
       worker = new StreamWorker({ config: parsed.config, sink, log });

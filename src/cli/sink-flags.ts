@@ -29,3 +29,18 @@ export function checkClickHouseUrl(value: string, name: string): void {
     );
   }
 }
+
+/**
+ * --cluster NAME (or $TOOLCANON_CLICKHOUSE_CLUSTER): the server's cluster, whose nodes all get the
+ * schema (ON CLUSTER, replicated tables, a Distributed table each: src/sink/cluster.ts). A plain
+ * name; only with a ClickHouse server (--clickhouse or $TOOLCANON_CLICKHOUSE_URL).
+ */
+export function clusterName(flag: string | undefined, clickhouse: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const fromEnv = env['TOOLCANON_CLICKHOUSE_CLUSTER'];
+  const value = flag ?? (fromEnv === '' ? undefined : fromEnv);
+  if (value === undefined) return undefined;
+  const name = flag === undefined ? '$TOOLCANON_CLICKHOUSE_CLUSTER' : '--cluster';
+  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(value)) throw new UsageError(`${name} must be a cluster name (letters, digits, '_', '-', '.'), got ${JSON.stringify(value)}`);
+  if ((clickhouse ?? env['TOOLCANON_CLICKHOUSE_URL'] ?? '') === '') throw new UsageError(`${name} needs a ClickHouse server (--clickhouse URL or $TOOLCANON_CLICKHOUSE_URL): the embedded engine is one node`);
+  return value;
+}

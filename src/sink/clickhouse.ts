@@ -11,6 +11,7 @@ import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerSta
 import type { AppliedEvent, ContextRef, EncodedBlock, ServerToDerive, Sink, StoredContext, ToolCallBatch, ToolCallCopyVersion, ToolCallRef } from '../model/sink.ts';
 import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
+import { checkClusterName, CLUSTER_QUERY_SETTINGS, clusterCreateDatabase, clusterStatements, localTable } from './cluster.ts';
 import { SCHEMA_SNAPSHOT } from './schema-snapshot.ts';
 import { encodeTsv } from './tsv.ts';
 import { encodeNative, nativeColumns, NativeWriter, type NativeColumn } from './native.ts';
@@ -86,6 +87,8 @@ export interface SinkTarget {
   readonly clickhouseUrl?: string | undefined;
   /** Keep this many days of event time (0 removes a retention set before); unset leaves it as is. */
   readonly retentionDays?: number | undefined;
+  /** A server's cluster (or $TOOLCANON_CLICKHOUSE_CLUSTER): the schema made ON CLUSTER, replicated and distributed (cluster.ts). */
+  readonly cluster?: string | undefined;
 }
 
 /** Where the data goes, from flags first, then the environment, then the embedded default. */
@@ -356,6 +359,8 @@ export class ClickHouseSink implements Sink {
    */
   static async open(flags: SinkTarget, migrate: { fromSnapshot?: boolean; createDatabase?: boolean } = {}): Promise<ClickHouseSink> {
     const target = resolveSinkTarget(flags);
+    const cluster = flags.cluster ?? (process.env['TOOLCANON_CLICKHOUSE_CLUSTER'] || undefined);
+    if (cluster !== undefined && target.kind === 'embedded') throw new SinkError(`--cluster ${cluster} needs a ClickHouse server (--clickhouse URL): the embedded engine is one node`, false);
     let client: ClickHouseClient;
     let chdb: ChdbRawInsert | undefined;
     let engine: { close(): void } | undefined;
@@ -420,9 +425,11 @@ export class ClickHouseSink implements Sink {
         // Failures reach the caller as errors (one line each in the CLI); the client's own
         // logger would print a multi-line dump for each first.
         log: { level: ClickHouseLogLevel.OFF },
+        ...(cluster === undefined ? {} : { clickhouse_settings: CLUSTER_QUERY_SETTINGS }),
       });
     }
     const sink = new ClickHouseSink(client, describeTarget(target), chdb, engine, place);
+    if (cluster !== undefined) sink.cluster = checkClusterName(cluster);
     sink.notices.push(...startNotices);
     try {
       if (place.kind === 'server') await sink.ensureServerDatabase(target.kind === 'server' ? target.url : '', migrate.createDatabase !== false);
@@ -522,16 +529,17 @@ export class ClickHouseSink implements Sink {
    * `fromSnapshot: false` runs the migrations one by one (the snapshot script, and the test).
    */
   async migrate(options: { fromSnapshot?: boolean } = {}): Promise<void> {
-    await this.command(SCHEMA_MIGRATIONS_DDL);
+    await this.ddl(SCHEMA_MIGRATIONS_DDL);
     const applied = new Set(
       (await this.queryRows<{ version: number }>('SELECT version FROM schema_migrations FINAL')).map((r) => Number(r.version)),
     );
     if (applied.size === 0 && options.fromSnapshot !== false && SCHEMA_SNAPSHOT.version === LATEST_SCHEMA_VERSION && (await this.createFromSnapshot())) return;
     for (const m of MIGRATIONS) {
       if (applied.has(m.version)) continue;
+      if (this.cluster !== undefined && (m.rebuilds ?? []).length > 0) throw new SinkError(`migration ${m.version} rebuilds tables, which toolcanon does not do on a cluster: create the cluster's database with this version`, false);
       // A rebuild cut short between its two renames left the table under `<table>__old`.
       for (const r of m.rebuilds ?? []) await this.resumeRebuild(r.table);
-      for (const statement of m.statements) await this.command(statement);
+      for (const statement of m.statements) await this.ddl(statement);
       for (const r of m.rebuilds ?? []) await this.rebuild(r);
       // INSERT ... SELECT, never inline data: the embedded engine would read an inline insert's
       // data from the process's stdin when stdin is a pipe (`cat x | toolcanon replay -`).
@@ -541,6 +549,14 @@ export class ClickHouseSink implements Sink {
         query_params: { version: m.version, description: m.description },
       });
     }
+  }
+
+  /** A cluster's name when the schema is made ON CLUSTER (see cluster.ts). */
+  private cluster: string | undefined;
+
+  /** Runs a statement of the schema: as it is, or its cluster form (cluster.ts). */
+  private async ddl(statement: string, kind: RequestKind = 'idempotent'): Promise<void> {
+    for (const s of this.cluster === undefined ? [statement] : clusterStatements(statement, this.cluster)) await this.command(s, kind);
   }
 
   /**
@@ -557,7 +573,7 @@ export class ClickHouseSink implements Sink {
       query_params: { names },
     });
     if (existing.length > 0) return false;
-    for (const t of SCHEMA_SNAPSHOT.tables) await this.command(t.create);
+    for (const t of SCHEMA_SNAPSHOT.tables) await this.ddl(t.create);
     await this.command({
       query: `INSERT INTO schema_migrations (version, description)
         SELECT tupleElement(m, 1), tupleElement(m, 2) FROM (SELECT arrayJoin(arrayZip({versions:Array(UInt32)}, {descriptions:Array(String)})) AS m)`,
@@ -602,13 +618,13 @@ export class ClickHouseSink implements Sink {
       const column = ANALYTICS_TABLES[table].retentionColumn;
       const [t] = await this.queryRows<{ ttl: string }>({
         query: "SELECT extract(create_table_query, 'TTL [^\\n]*?(?: SETTINGS|$)') AS ttl FROM system.tables WHERE database = currentDatabase() AND name = {n:String}",
-        query_params: { n: table },
+        query_params: { n: this.cluster === undefined ? table : localTable(table) },
       });
       const has = (t?.ttl ?? '') !== '';
       if (days === 0) {
-        if (has) await this.command(`ALTER TABLE ${table} REMOVE TTL`, 'once');
+        if (has) await this.ddl(`ALTER TABLE ${table} REMOVE TTL`, 'once');
       } else {
-        await this.command(`ALTER TABLE ${table} MODIFY TTL toDateTime(${column}) + toIntervalDay(${days})`);
+        await this.ddl(`ALTER TABLE ${table} MODIFY TTL toDateTime(${column}) + toIntervalDay(${days})`);
       }
     }
   }
@@ -726,7 +742,8 @@ export class ClickHouseSink implements Sink {
       });
       if (exists) return;
       if (!create) throw new SinkError(`no database ${database} on the ClickHouse server ${where}: run replay or import with --clickhouse ${where}/${database} first`, false);
-      await this.request('idempotent', () => admin.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database.replace(/`/g, '``')}\`` }));
+      const statement = this.cluster === undefined ? `CREATE DATABASE IF NOT EXISTS \`${database.replace(/`/g, '``')}\`` : clusterCreateDatabase(database, this.cluster);
+      await this.request('idempotent', () => admin.command({ query: statement }));
       this.notices.push(`created the database ${database} on the ClickHouse server ${where} (it did not exist)`);
     } finally {
       await admin.close();

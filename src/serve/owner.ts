@@ -340,7 +340,9 @@ function startProxy(port: number, token: string, tokenFile: string, enginePort: 
  * the token-checking proxy in front, and writes the owner file. Throws a DataDirError (one line)
  * when another process holds the directory (an owner, or any embedded engine) or the engine
  * cannot start. The caller writes and reads through `clickhouseUrl` (the server sink), and calls
- * close() when done (SIGINT/SIGTERM handling is the caller's).
+ * close() when done (SIGINT/SIGTERM handling is the caller's). This process's ClickHouse server
+ * credentials ($TOOLCANON_CLICKHOUSE_USER, _PASSWORD, _PASSWORD_FILE) are forgotten: the engine
+ * takes none and refuses a password it does not know.
  */
 export async function startOwner(dataDir: string, opts: OwnerOptions = {}): Promise<Owner> {
   const started = performance.now();

@@ -17,8 +17,9 @@ import { findOwner, OWNER_FILE, startOwner, TOKEN_FILE } from '../../src/serve/o
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const BIN = join(ROOT, 'bin/toolcanon.mjs');
-const tmp = makeTempDir('serve');
-const DB = join(tmp.dir, 'db');
+// Made as the serve suite starts (a run filtered to another suite leaves nothing behind).
+let tmp: ReturnType<typeof makeTempDir>;
+let DB: string;
 const executablePath = chromiumOrSkip('test/serve/serve.test.ts (the live page in Chromium)');
 
 function toolcanon(args: string[], db = DB): { code: number | null; stdout: string; stderr: string } {
@@ -93,6 +94,8 @@ describe('toolcanon serve', () => {
   const QUERY = ['query', 'SELECT harness, count() AS n, sum(input_bytes) AS b FROM tool_calls GROUP BY harness ORDER BY harness', '--format', 'json'];
 
   beforeAll(async () => {
+    tmp = makeTempDir('serve');
+    DB = join(tmp.dir, 'db');
     const replay = toolcanon(['replay', join(ROOT, 'fixtures'), '--format', 'json']);
     expect(replay.code, replay.stderr).toBe(0);
     // The answers without an owner: the embedded engine in the reading process.
@@ -112,7 +115,7 @@ describe('toolcanon serve', () => {
 
   afterAll(async () => {
     if (served !== undefined) await stopServe(served);
-    tmp.cleanup();
+    tmp?.cleanup();
   });
 
   it('prints where it listens and where the token is, never the token; writes 0600 token and owner files', () => {
@@ -288,9 +291,13 @@ describe('toolcanon serve', () => {
 });
 
 describe('a stale owner file', () => {
-  const stale = makeTempDir('serve-stale');
-  const dir = join(stale.dir, 'db');
-  afterAll(() => stale.cleanup());
+  let stale: ReturnType<typeof makeTempDir>;
+  let dir: string;
+  beforeAll(() => {
+    stale = makeTempDir('serve-stale');
+    dir = join(stale.dir, 'db');
+  });
+  afterAll(() => stale?.cleanup());
 
   it('naming a process that is gone, or one whose engine does not hold the directory, is ignored and then replaced', async () => {
     const r = toolcanon(['replay', join(ROOT, 'fixtures/claude_code'), '--format', 'json'], dir);

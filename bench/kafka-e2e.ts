@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createKafkaClient, type KafkaAdmin, type KafkaClient, type OutgoingRecord } from '../src/kafka/client.ts';
 import { decodeEvent } from '../src/decode/event.ts';
@@ -25,7 +25,12 @@ const RSS_LIMIT_BYTES = 512 * 1024 * 1024;
 const SEND_MAX_BYTES = 900 * 1024;
 const NEWLINE = Buffer.from('\n');
 
+/** Run as a script (npm run bench:kafka), not imported by another benchmark (bench/fleet.ts reuses its parts). */
+const IS_MAIN = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+
 const { values } = parseArgs({
+  // Imported, the defaults: the importing script parses its own flags.
+  ...(IS_MAIN ? {} : { args: [] }),
   options: {
     events: { type: 'string', default: '1000000' },
     partitions: { type: 'string', default: '6' },
@@ -49,7 +54,7 @@ function log(line: string): void {
 }
 
 /** Valid fixture events, file by file (the order within a file is a session's order). */
-function loadTemplates(): string[][] {
+export function loadTemplates(): string[][] {
   const files: string[][] = [];
   for (const dir of readdirSync(join(ROOT, 'fixtures'), { withFileTypes: true })) {
     if (!dir.isDirectory() || dir.name === 'bad') continue;
@@ -87,7 +92,7 @@ function* generate(templates: string[][], n: number): Generator<{ key: string | 
   }
 }
 
-async function produce(client: KafkaClient, topic: string, templates: string[][], copyTo: WriteStream | undefined): Promise<{ bytes: number; ms: number }> {
+export async function produce(client: KafkaClient, topic: string, templates: string[][], copyTo: WriteStream | undefined, n = N): Promise<{ bytes: number; ms: number }> {
   const producer = await client.producer();
   const started = performance.now();
   let valueBytes = 0;
@@ -102,7 +107,7 @@ async function produce(client: KafkaClient, topic: string, templates: string[][]
     batchBytes = 0;
   };
   try {
-    for (const record of generate(templates, N)) {
+    for (const record of generate(templates, n)) {
       // A send stays under the topic's max.message.bytes (1 MiB by default): Kafka applies it to
       // each partition's record batch, and one send may put everything into one partition.
       const size = record.value.byteLength + 256;
@@ -125,7 +130,7 @@ async function produce(client: KafkaClient, topic: string, templates: string[][]
  * parses each record as JSON and commits after each batch. Timed from the group join to the
  * last record, like the worker.
  */
-async function baseline(client: KafkaClient, topic: string, total: number): Promise<{ ms: number; events: number; badJson: number }> {
+export async function baseline(client: KafkaClient, topic: string, total: number): Promise<{ ms: number; events: number; badJson: number }> {
   const consumer = await client.consumer({
     groupId: `bench-baseline-${Date.now()}`,
     topic,
@@ -168,7 +173,7 @@ async function baseline(client: KafkaClient, topic: string, total: number): Prom
   return { ms: last - joined, events, badJson };
 }
 
-interface WorkerRun {
+export interface WorkerRun {
   /** Summaries of the worker processes, metric -> value. */
   summaries: Array<Record<string, unknown>>;
   /** From the first group join to every record committed. */
@@ -179,13 +184,17 @@ interface WorkerRun {
   peakAnonBytes: number;
 }
 
-/** The real worker(s), as separate processes (each with its own embedded ClickHouse), until the group committed everything. */
-async function workers(brokers: readonly string[], admin: KafkaAdmin, topic: string, dbRoot: string, count: number): Promise<WorkerRun> {
+/**
+ * The real worker(s), as separate processes, until the group committed everything: each with its
+ * own embedded ClickHouse under dbRoot, or the sink flags `sinkFlags(i)` gives (bench/fleet.ts:
+ * `--clickhouse URL`, one server database for all).
+ */
+export async function workers(brokers: readonly string[], admin: KafkaAdmin, topic: string, dbRoot: string, count: number, sinkFlags?: (i: number) => readonly string[], extraArgs?: readonly string[]): Promise<WorkerRun> {
   const group = `bench-worker-${Date.now()}`;
-  const extra = values['worker-args'] === '' ? [] : values['worker-args'].split(' ');
+  const extra = extraArgs ?? (values['worker-args'] === '' ? [] : values['worker-args'].split(' '));
   let joinedAt = 0;
   const procs = Array.from({ length: count }, (_, i) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), 'consume', '--brokers', brokers.join(','), '--topic', topic, '--group', group, '--db', join(dbRoot, `db-${i}`), '--progress-interval-ms', '10000', '--format', 'json', ...extra], {
+    const child = spawn(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), 'consume', '--brokers', brokers.join(','), '--topic', topic, '--group', group, ...(sinkFlags?.(i) ?? ['--db', join(dbRoot, `db-${i}`)]), '--progress-interval-ms', '10000', '--format', 'json', ...extra], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -348,10 +357,10 @@ async function main(): Promise<void> {
   }
 }
 
-function sumHighs(highs: ReadonlyMap<number, bigint>): number {
+export function sumHighs(highs: ReadonlyMap<number, bigint>): number {
   let n = 0n;
   for (const h of highs.values()) n += h;
   return Number(n);
 }
 
-await main();
+if (IS_MAIN) await main();

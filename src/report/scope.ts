@@ -3,7 +3,7 @@
 // the very SQL the CLI reports run. Dead letters carry neither event time nor harness: only --host
 // applies to them (the machine they came from).
 import { HARNESSES, type Harness } from '../canonical/meta.ts';
-import type { ANALYTICS_TABLES, AnalyticsTable } from '../sink/clickhouse.ts';
+import { TABLE, TABLES, type AnalyticsTable } from '../tables/index.ts';
 
 /** A scope flag with a value it cannot take (the command line reports it as a usage error). */
 export class ScopeError extends Error {
@@ -25,30 +25,12 @@ export const SCOPE_FLAGS = ['since', 'until', 'harness', 'host'] as const;
 export type ScopeFlag = (typeof SCOPE_FLAGS)[number];
 
 /**
- * How each analytics table is scoped: `event` tables have an event time `ts`, a `harness` and a
- * `host` (every flag applies); `host` tables only a `host` (dead letters: no event time, no
- * harness). Keyed by every analytics table, so a new table without an entry here does not
- * compile, and the columns each kind needs are checked against the table's insert columns.
+ * How each analytics table is scoped: its declaration's `scope` (src/tables/): `event` tables
+ * have an event time `ts`, a `harness` and a `host` (every flag applies); `host` tables only a
+ * `host` (dead letters: no event time, no harness). A declaration cannot name a scope its
+ * columns do not allow (src/tables/table.ts), so no table goes unscoped.
  */
-const TABLE_SCOPE = {
-  tool_calls: 'event',
-  dead_letters: 'host',
-  token_usage: 'event',
-  threshold_breaches: 'event',
-  mcp_events: 'event',
-  mcp_server_state: 'event',
-  mcp_tool_registrations: 'event',
-  discovery_events: 'event',
-} as const satisfies Record<AnalyticsTable, 'event' | 'host'>;
-
-type ColumnsOf<T extends AnalyticsTable> = (typeof ANALYTICS_TABLES)[T]['columns'][number];
-type NeededColumns<K> = K extends 'event' ? 'ts' | 'harness' | 'host' : 'host';
-// A table declared `event` without ts, harness or host (or `host` without host) fails here, naming it.
-type ScopeColumnsExist = { [T in AnalyticsTable]: NeededColumns<(typeof TABLE_SCOPE)[T]> extends ColumnsOf<T> ? true : T };
-const scopeColumnsExist: ScopeColumnsExist[AnalyticsTable] extends true ? true : ScopeColumnsExist = true;
-void scopeColumnsExist;
-
-const tablesScoped = (kind: 'event' | 'host'): string[] => Object.entries(TABLE_SCOPE).filter(([, k]) => k === kind).map(([t]) => t);
+const tablesScoped = (kind: 'event' | 'host'): string[] => TABLES.filter((t) => t.scope === kind).map((t) => t.name);
 const EVENT_TABLES = tablesScoped('event');
 const HOST_ONLY_TABLES = tablesScoped('host');
 
@@ -99,13 +81,13 @@ export function scopeCondition(scope: ReportScope): string {
 const tableRead = (tables: readonly string[]): RegExp => new RegExp(`\\b(FROM|JOIN)\\s+(${tables.join('|')})\\b(\\s+FINAL\\b)?(\\s+AS\\b)?`, 'g');
 const TABLE_READ = tableRead(EVENT_TABLES);
 const HOST_ONLY_READ = tableRead(HOST_ONLY_TABLES);
-const ANY_READ = tableRead(Object.keys(TABLE_SCOPE));
+const ANY_READ = tableRead(TABLES.map((t) => t.name));
 
 /** The scope flags every analytics table `sql` reads honours (all four when it reads none). */
 export function scopeFlagsOf(sql: string): ScopeFlag[] {
   let flags: readonly ScopeFlag[] = SCOPE_FLAGS;
   for (const m of sql.matchAll(ANY_READ)) {
-    const honoured = FLAGS_OF[TABLE_SCOPE[m[2] as AnalyticsTable]];
+    const honoured = FLAGS_OF[TABLE[m[2] as AnalyticsTable].scope];
     flags = flags.filter((f) => honoured.includes(f));
   }
   return [...flags];

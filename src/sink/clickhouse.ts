@@ -17,6 +17,7 @@ import { encodeTsv } from './tsv.ts';
 import { encodeNative, nativeColumns, NativeWriter, type NativeColumn } from './native.ts';
 import { assertNotBusy, assertSameDataDir, assertTablesReadable, claimEngineStart, DataDirError, describeEngineFailure, describePartsSetAside, dirIdentity, partsSetAside, prepareDataDir, withMetadataIdentity, type DirIdentity } from './datadir.ts';
 import { SinkError } from './errors.ts';
+import { TABLE, TABLE_NAMES, TABLES, type AnalyticsTable, type TableNamed } from '../tables/index.ts';
 import { describeServerFailure, isRetryable, RETRY_DELAYS_MS, serverSettings, withoutUserName, type RequestKind, type ServerSettings } from './server.ts';
 
 /** The part of chdb's connection extension the sink uses: a zero-copy raw insert. */
@@ -105,48 +106,14 @@ export function describeTarget(target: ReturnType<typeof resolveSinkTarget>): st
   return `ClickHouse server ${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;
 }
 
-export const TOOL_CALL_COLUMNS = [
-  'event_id', 'ts', 'harness', 'namespace', 'session_id', 'agent_id', 'host', 'device_id', 'turn_id', 'call_id', 'model', 'tool_name',
-  'kind', 'label', 'read_only', 'meta_version', 'canonical_input', 'path', 'offset', 'limit', 'command',
-  'description', 'cwd', 'directory', 'pattern', 'raw_input', 'status', 'error', 'duration_ms', 'images',
-  'via', 'mcp_server', 'mcp_tool', 'flags', 'redactions', 'input_bytes', 'output_bytes', 'source', 'ingested_at',
-] as const satisfies readonly (keyof ToolCallRow)[];
-
-const DEAD_LETTER_COLUMNS = [
-  'dead_letter_id', 'raw_base64', 'raw_bytes', 'reason', 'detail', 'source', 'ingested_at', 'redactions', 'host', 'device_id',
-] as const satisfies readonly (keyof DeadLetterRow)[];
-
-const TOKEN_USAGE_COLUMNS = [
-  'event_id', 'ts', 'harness', 'session_id', 'agent_id', 'host', 'device_id', 'turn_id', 'model', 'source', 'request_id', 'input_tokens',
-  'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'estimated_tokens',
-  'content_class', 'content_bytes', 'context_tokens', 'context_source', 'context_window_tokens', 'usage_pct',
-  'above_threshold', 'threshold_pct', 'headroom_tokens', 'drift_estimated_tokens', 'drift_observed_tokens',
-  'drift_content_class', 'last_observed_context', 'estimated_since_observed', 'classes_since_observed',
-  'session_seq', 'flags', 'origin', 'ingested_at',
-] as const satisfies readonly (keyof TokenUsageRow)[];
-
-const BREACH_COLUMNS = [
-  'breach_id', 'session_id', 'agent_id', 'host', 'device_id', 'harness', 'ts', 'model', 'used_tokens', 'context_window_tokens', 'threshold_pct',
-  'headroom_tokens', 'usage_pct', 'source', 'event_id', 'event_kind', 'ingested_at',
-] as const satisfies readonly (keyof BreachRow)[];
-
-const MCP_EVENT_COLUMNS = [
-  'event_id', 'ts', 'harness', 'session_id', 'agent_id', 'host', 'device_id', 'server', 'client_id', 'event_kind', 'transport', 'state',
-  'attempt', 'backoff_ms', 'error', 'mcp_initialized', 'tool_count', 'raw', 'redactions', 'source', 'ingested_at',
-] as const satisfies readonly (keyof McpEventRow)[];
-
-const MCP_SERVER_STATE_COLUMNS = [
-  'state_id', 'harness', 'session_id', 'agent_id', 'host', 'device_id', 'server', 'event_kind', 'window_start', 'ts', 'coalesced_events',
-  'last_event_id', 'client_id', 'transport', 'state', 'since', 'connected_ms', 'observed_ms', 'reconnects',
-  'stale_disconnects', 'restarts', 'restart_attempt', 'backoff_ms', 'tools_changed_events', 'tool_count',
-  'mcp_initialized', 'error', 'flags', 'computed_at',
-] as const satisfies readonly (keyof McpServerStateRow)[];
-
-const MCP_TOOL_REGISTRATION_COLUMNS = [
-  'registration_id', 'snapshot_event_id', 'ts', 'harness', 'session_id', 'agent_id', 'host', 'device_id', 'server', 'client_id',
-  'qualified_name', 'name_qualified', 'mcp_server', 'mcp_tool', 'visibility', 'model_visible', 'disabled', 'ui_resource_uri',
-  'definition_bytes', 'definition_tokens', 'mcp_initialized', 'flags', 'source', 'ingested_at',
-] as const satisfies readonly (keyof McpToolRegistrationRow)[];
+export const TOOL_CALL_COLUMNS = TABLE.tool_calls.columns;
+const DEAD_LETTER_COLUMNS = TABLE.dead_letters.columns;
+const TOKEN_USAGE_COLUMNS = TABLE.token_usage.columns;
+const BREACH_COLUMNS = TABLE.threshold_breaches.columns;
+const MCP_EVENT_COLUMNS = TABLE.mcp_events.columns;
+const MCP_SERVER_STATE_COLUMNS = TABLE.mcp_server_state.columns;
+const MCP_TOOL_REGISTRATION_COLUMNS = TABLE.mcp_tool_registrations.columns;
+const DISCOVERY_EVENT_COLUMNS = TABLE.discovery_events.columns;
 
 /** The observation columns of discovery_events (what a recomputation reads back). */
 const DISCOVERY_OBSERVATION_COLUMNS = [
@@ -154,49 +121,24 @@ const DISCOVERY_OBSERVATION_COLUMNS = [
   'query', 'result_tools', 'reported_budget_exhausted', 'refused_tool', 'recovery_query', 'called_tool', 'source', 'ingested_at',
 ] as const satisfies readonly (keyof DiscoveryObservation)[];
 
-const DISCOVERY_EVENT_COLUMNS = [
-  ...DISCOVERY_OBSERVATION_COLUMNS, 'turn_search_seq', 'budget_refusal', 'recovery_searched', 'recovered', 'after_search', 'flags', 'computed_at',
-] as const satisfies readonly (keyof DiscoveryEventRow)[];
-
-// Compile-time checks that each column list names every field of its row.
+// Compile-time check that the observation columns are the observation's fields.
 type Missing<T, L extends readonly (keyof T)[]> = [Exclude<keyof T, L[number]>] extends [never] ? true : never;
-const columnListsComplete: [
-  Missing<McpEventRow, typeof MCP_EVENT_COLUMNS>,
-  Missing<McpServerStateRow, typeof MCP_SERVER_STATE_COLUMNS>,
-  Missing<McpToolRegistrationRow, typeof MCP_TOOL_REGISTRATION_COLUMNS>,
-  Missing<DiscoveryObservation, typeof DISCOVERY_OBSERVATION_COLUMNS>,
-  Missing<DiscoveryEventRow, typeof DISCOVERY_EVENT_COLUMNS>,
-] = [true, true, true, true, true];
-void columnListsComplete;
+const observationColumnsComplete: Missing<DiscoveryObservation, typeof DISCOVERY_OBSERVATION_COLUMNS> = true;
+void observationColumnsComplete;
 
 /**
- * Every analytics table, once: the columns its insert names (a test checks them against the DDL
- * and the rows) and the time column a retention (--retention-days) counts from. The insert
- * column lists, the retention and the tests' table lists derive from this; a new table is an
- * entry here plus its migration.
+ * Every analytics table's insert columns and retention column, from the declarations in
+ * src/tables/ (one file per table).
  */
-export const ANALYTICS_TABLES = {
-  tool_calls: { columns: TOOL_CALL_COLUMNS, retentionColumn: 'ts' },
-  dead_letters: { columns: DEAD_LETTER_COLUMNS, retentionColumn: 'ingested_at' },
-  token_usage: { columns: TOKEN_USAGE_COLUMNS, retentionColumn: 'ts' },
-  threshold_breaches: { columns: BREACH_COLUMNS, retentionColumn: 'ts' },
-  mcp_events: { columns: MCP_EVENT_COLUMNS, retentionColumn: 'ts' },
-  mcp_server_state: { columns: MCP_SERVER_STATE_COLUMNS, retentionColumn: 'window_start' },
-  mcp_tool_registrations: { columns: MCP_TOOL_REGISTRATION_COLUMNS, retentionColumn: 'ts' },
-  discovery_events: { columns: DISCOVERY_EVENT_COLUMNS, retentionColumn: 'ts' },
-} as const satisfies Record<string, { readonly columns: readonly string[]; readonly retentionColumn: string }>;
+export const ANALYTICS_TABLES: { readonly [T in AnalyticsTable]: { readonly columns: TableNamed<T>['columns']; readonly retentionColumn: string } } = Object.fromEntries(
+  TABLES.map((t) => [t.name, { columns: t.columns, retentionColumn: t.retention }]),
+) as never;
 
-export type AnalyticsTable = keyof typeof ANALYTICS_TABLES;
+export type { AnalyticsTable };
+
 
 /** The analytics tables' names, in declaration order. */
-export const ANALYTICS_TABLE_NAMES = Object.keys(ANALYTICS_TABLES) as AnalyticsTable[];
-
-// A retention column must be a column of its table (a compile error names the table otherwise).
-type RetentionColumnIsColumn = {
-  [T in AnalyticsTable]: (typeof ANALYTICS_TABLES)[T]['retentionColumn'] extends (typeof ANALYTICS_TABLES)[T]['columns'][number] ? true : false;
-};
-const retentionColumnsExist: false extends RetentionColumnIsColumn[AnalyticsTable] ? RetentionColumnIsColumn : true = true;
-void retentionColumnsExist;
+export const ANALYTICS_TABLE_NAMES: readonly AnalyticsTable[] = TABLE_NAMES;
 
 /** The columns each insert names, per table. */
 export const INSERT_COLUMNS: Readonly<Record<AnalyticsTable, readonly string[]>> = Object.fromEntries(

@@ -10,7 +10,7 @@ const SRC = resolve(import.meta.dirname, '../../src');
 /** From the base up: a folder (or top-level module) may import its own layer and those before it. */
 const LAYERS: readonly (readonly string[])[] = [
   ['canonical', 'util', 'config'],
-  ['catalogue', 'model'],
+  ['catalogue', 'model', 'tables'],
   ['accounting', 'redact', 'cost', 'transform', 'mcp', 'discovery'],
   ['decode'],
   ['sink'],

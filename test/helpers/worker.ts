@@ -5,7 +5,8 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createKafkaClient, type KafkaAdmin, type KafkaClient, type OutgoingRecord } from '../../src/kafka/client.ts';
 import { parseConsumeArgs } from '../../src/cli/kafka-commands.ts';
-import { ANALYTICS_TABLE_NAMES, type AnalyticsTable, type ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import { TABLES } from '../../src/tables/index.ts';
 import { StreamWorker } from '../../src/worker/worker.ts';
 import { eventLine } from './events.ts';
 
@@ -228,17 +229,7 @@ export function runCli(args: readonly string[], timeoutMs = 120_000): Promise<{ 
  * Every analytics table, minus the columns that say where and when a row was ingested (they
  * differ between a replay of files and a Kafka consumer by design), one JSON text per row.
  */
-const DUMP_SELECT: Readonly<Record<AnalyticsTable, string>> = {
-  tool_calls: '* EXCEPT (source, ingested_at)',
-  dead_letters: '* EXCEPT (dead_letter_id, source, ingested_at, raw), hex(raw) AS raw_hex',
-  token_usage: '* EXCEPT (origin, ingested_at)',
-  threshold_breaches: '* EXCEPT (ingested_at)',
-  mcp_events: '* EXCEPT (source, ingested_at)',
-  mcp_server_state: '* EXCEPT (computed_at)',
-  mcp_tool_registrations: '* EXCEPT (source, ingested_at)',
-  discovery_events: '* EXCEPT (source, ingested_at, computed_at)',
-};
-const DUMP_TABLES = ANALYTICS_TABLE_NAMES.map((table) => ({ table, select: DUMP_SELECT[table] }));
+const DUMP_TABLES = TABLES.map((t) => ({ table: t.name, select: t.dumpSelect }));
 
 export const DUMP_SQL = DUMP_TABLES.map(
   (t) => `SELECT '${t.table}' AS t, formatRowNoNewline('JSONEachRow', *) AS r FROM (SELECT ${t.select} FROM ${t.table} FINAL)`,

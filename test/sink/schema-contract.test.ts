@@ -1,26 +1,16 @@
 // One contract over every analytics table: the columns the DDL creates (after every migration,
 // read back from the engine) = the columns each insert names = the fields of the row's zod
-// schema, where one exists. A column added in one place and not the others fails here.
+// schema, where one exists. A column added in one place and not the others fails here. (Types,
+// engine and order: test/tables/declarations.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANALYTICS_TABLE_NAMES, INSERT_COLUMNS, type AnalyticsTable, type ClickHouseSink } from '../../src/sink/clickhouse.ts';
-import { deadLetterRowSchema, toolCallRowSchema } from '../../src/model/records.ts';
-import { discoveryEventRowSchema, mcpEventRowSchema, mcpServerStateRowSchema, mcpToolRegistrationRowSchema } from '../../src/model/mcp.ts';
+import { TABLES } from '../../src/tables/index.ts';
 import { openTempSink } from '../helpers/db.ts';
 
-/** Columns the engine computes or fills itself, which no insert names. */
-const COMPUTED: Readonly<Partial<Record<AnalyticsTable, readonly string[]>>> = {
-  tool_calls: ['row_version'],
-  dead_letters: ['raw'], // DEFAULT base64Decode(raw_base64), an EPHEMERAL column the insert names
-};
+/** Columns the engine computes or fills itself, which no insert names (from the declarations). */
+const COMPUTED = Object.fromEntries(TABLES.map((t) => [t.name, Object.keys(t.computed)])) as Partial<Record<AnalyticsTable, readonly string[]>>;
 
-const ROW_SCHEMAS: Readonly<Partial<Record<AnalyticsTable, { shape: Record<string, unknown> }>>> = {
-  tool_calls: toolCallRowSchema,
-  dead_letters: deadLetterRowSchema,
-  mcp_events: mcpEventRowSchema,
-  mcp_server_state: mcpServerStateRowSchema,
-  mcp_tool_registrations: mcpToolRegistrationRowSchema,
-  discovery_events: discoveryEventRowSchema,
-};
+const ROW_SCHEMAS = Object.fromEntries(TABLES.flatMap((t) => (t.row === undefined ? [] : [[t.name, t.row]]))) as Partial<Record<AnalyticsTable, { shape: Record<string, unknown> }>>;
 
 describe('tables, inserts and rows agree', () => {
   let sink: ClickHouseSink;

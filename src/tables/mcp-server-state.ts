@@ -1,0 +1,46 @@
+// The mcp_server_state table: Derived: each MCP server's state per window (coalesced events, reconnects, restarts, connected time).
+import { mcpServerStateRowSchema } from '../model/mcp.ts';
+import type { McpServerStateRow } from '../model/mcp.ts';
+import { defineTable } from './table.ts';
+
+export const mcpServerState = defineTable<McpServerStateRow>()({
+  name: 'mcp_server_state',
+  row: mcpServerStateRowSchema,
+  columns: {
+    state_id: 'String',
+    harness: 'LowCardinality(String)',
+    session_id: 'String',
+    agent_id: 'String',
+    host: "LowCardinality(String) DEFAULT ''",
+    device_id: "LowCardinality(String) DEFAULT ''",
+    server: 'String',
+    event_kind: 'LowCardinality(String)',
+    window_start: "DateTime64(3, 'UTC')",
+    ts: "DateTime64(3, 'UTC')",
+    coalesced_events: 'UInt32',
+    last_event_id: 'String',
+    client_id: 'String',
+    transport: 'LowCardinality(String)',
+    state: 'LowCardinality(String)',
+    since: "DateTime64(3, 'UTC')",
+    connected_ms: 'UInt64',
+    observed_ms: 'UInt64',
+    reconnects: 'UInt32',
+    stale_disconnects: 'UInt32',
+    restarts: 'UInt32',
+    restart_attempt: 'UInt32',
+    backoff_ms: 'Nullable(UInt64)',
+    tools_changed_events: 'UInt64',
+    tool_count: 'Nullable(UInt32)',
+    mcp_initialized: 'Nullable(Bool)',
+    error: 'String',
+    flags: 'Array(LowCardinality(String))',
+    computed_at: "DateTime64(3, 'UTC')",
+  },
+  engine: 'ReplacingMergeTree(computed_at)',
+  partitionBy: 'toYYYYMM(window_start)',
+  orderBy: '(session_id, agent_id, server, event_kind, window_start)',
+  retention: 'window_start',
+  scope: 'event',
+  dumpSelect: '* EXCEPT (computed_at)',
+});

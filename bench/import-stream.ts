@@ -1,9 +1,9 @@
 // Peak memory of `import claude-code` or `import codex` against the size of the file: generated
 // transcripts or rollouts of each size (MB, default 50 100 200), each imported in a fresh process
 // into a fresh embedded ClickHouse, streamed (the runner as shipped) and, as the same-run
-// baseline, read whole: for Claude Code the same importer made to read its file at once, for
-// Codex the whole-file parser it had before it streamed (test/importers/reference/, the oracle
-// of its tests), read at once as every importer was before issue 14. Prints peak anonymous RSS
+// baseline, read whole: the same importer made to read its file at once, as every importer was
+// before issue 14 (Codex's whole-file parser of then, measured in docs/performance.md, is gone
+// with the test oracles that kept it, issue 31). Prints peak anonymous RSS
 // (V8 heap, buffers and the engine's allocations, sampled every 20 ms), peak total RSS (VmHWM:
 // adds the engine's mapped code), peak JavaScript memory (V8 heap used plus external buffers,
 // the importer's side of the anonymous RSS), events/s, and the ratios whole / streamed of
@@ -22,15 +22,14 @@ import type { Importer } from '../src/importers/types.ts';
 import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 import { writeClaudeTranscript } from '../test/importers/generate-claude-code.ts';
 import { GENERATED_CODEX_FILE, writeCodexRollout } from '../test/importers/generate-codex.ts';
-import { parseRollout as parseWholeRollout } from '../test/importers/reference/codex-whole-file.ts';
 
 type Mode = 'streamed' | 'whole';
 type Benched = 'claude-code' | 'codex';
 
-/** The importer as shipped (streamed), or as it read before issue 14 (whole). */
+/** The importer as shipped (streamed), or made to read its file at once as before issue 14 (whole). */
 function importerFor(which: Benched, mode: Mode): Importer {
-  if (which === 'claude-code') return mode === 'streamed' ? claudeCodeImporter : { ...claudeCodeImporter, readingOf: () => ({ kind: 'document' }) };
-  return mode === 'streamed' ? codexImporter : { ...codexImporter, parseFile: parseWholeRollout, readingOf: () => ({ kind: 'document' }) };
+  const importer = which === 'claude-code' ? claudeCodeImporter : codexImporter;
+  return mode === 'streamed' ? importer : { ...importer, readingOf: () => ({ kind: 'document' }) };
 }
 
 /** Writes a generated file of about `bytes` of the importer's format. */

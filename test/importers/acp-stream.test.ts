@@ -1,9 +1,10 @@
-// The streaming ACP importer (issue 14) against its oracle, the whole-file parser as it was
-// (reference/acp-whole-file.ts): the same calls in the same order, malformed records and
-// counters, on the shipped captures read in chunks, on fuzzed captures (updates of a few calls
-// in a few sessions interleaved, announced late or never, permission requests, the agent named
-// after its calls, lines without times, junk) and on a small awkward file cut at every byte;
-// then what it holds, and what happens past its bound.
+// The streaming ACP importer (issue 14): the same parse whatever the chunks (against itself fed
+// the file in one chunk: calls in order, malformed records, counters) on the shipped captures, on
+// fuzzed captures (updates of a few calls in a few sessions interleaved, announced late or never,
+// permission requests, the agent named after its calls, lines without times, junk) and on a small
+// awkward file cut at every byte; as properties of its own, the updates of different calls
+// interleaved otherwise and a notification delivered twice giving the same calls (its golden
+// outputs: samples-golden.test.ts); then what it holds, and what happens past its bound.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -11,8 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { acpImporter } from '../../src/importers/acp/index.ts';
 import { acpReading, parseAcpFile, type AcpParser } from '../../src/importers/acp/parser.ts';
 import { splitCompleteLines } from '../../src/importers/lines.ts';
-import { parseAcpFile as parseWholeFile } from './reference/acp-whole-file.ts';
-import { awkwardFile, expectSameAtEveryCut, expectSameParse, parseInChunks } from './stream-oracle.ts';
+import { awkwardFile, expectChunkInvariant, expectSameAtEveryCut, expectSameParse, factsOf, fileOfLines, interleaved, parseInChunks, parseInOneChunk } from './chunks.ts';
 
 const FIXTURES = new URL('./fixtures-acp/', import.meta.url).pathname;
 const PATH = '/captures/session.jsonl';
@@ -68,7 +68,7 @@ const fileArb = fc
 const cutsArb = fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 12 });
 const fallback = fc.constantFrom<{ fallbackTimeMs?: number }>({}, { fallbackTimeMs: BASE });
 
-describe('the streaming ACP parser gives exactly the whole-file parse', () => {
+describe('the streaming ACP parser gives the one-chunk parse whatever the chunks', () => {
   it('on the shipped captures, read in chunks of 1 MiB, 64 bytes and 1 byte, with and without the file time', () => {
     const files = readdirSync(FIXTURES).filter((n) => n.endsWith('.jsonl'));
     expect(files.length).toBe(2);
@@ -76,7 +76,9 @@ describe('the streaming ACP parser gives exactly the whole-file parse', () => {
       const path = join(FIXTURES, name);
       const data = readFileSync(path);
       for (const options of [{}, { fallbackTimeMs: BASE }]) {
-        const expected = parseWholeFile(path, data, options);
+        const expected = parseInOneChunk(acpReading(path, options), data);
+        // (The bare capture has no times: without the file's, its calls are malformed records.)
+        expect(expected.events.length + (expected.malformed?.length ?? 0)).toBeGreaterThan(0);
         expectSameParse(parseAcpFile(path, data, options), expected);
         for (const cut of [1024 * 1024, 64, 1]) expectSameParse(parseInChunks(acpReading(path, options), data, [cut]), expected);
       }
@@ -90,7 +92,7 @@ describe('the streaming ACP parser gives exactly the whole-file parse', () => {
   it('on generated captures: interleaved updates of a few calls, late announcements, the agent named last, any chunks', () => {
     fc.assert(
       fc.property(fileArb, cutsArb, fallback, (data, cuts, options) => {
-        expectSameParse(parseInChunks(acpReading(PATH, options), data, cuts), parseWholeFile(PATH, data, options));
+        expectChunkInvariant(() => acpReading(PATH, options), data, cuts);
       }),
       { seed: 1416, numRuns: 400 },
     );
@@ -105,7 +107,7 @@ describe('the streaming ACP parser gives exactly the whole-file parse', () => {
     fc.assert(
       fc.property(mixed, cutsArb, fallback, (lines, cuts, options) => {
         const data = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
-        expectSameParse(parseInChunks(acpReading(PATH, options), data, cuts), parseWholeFile(PATH, data, options));
+        expectChunkInvariant(() => acpReading(PATH, options), data, cuts);
       }),
       { seed: 1417, numRuns: 200 },
     );
@@ -121,10 +123,53 @@ describe('the streaming ACP parser gives exactly the whole-file parse', () => {
     ];
     for (const tail of [upd(30, { sessionUpdate: 'tool_call_update', toolCallId: 'c2', status: 'failed', rawOutput: 'boom' }), '{"ts":"2026-12-09T10:03:11.000Z","msg":{"jsonrpc"']) {
       const data = awkwardFile(lines, { tail });
-      const expected = parseWholeFile(PATH, data, { fallbackTimeMs: BASE });
-      expect(expected.events.length).toBeGreaterThanOrEqual(1);
-      expectSameAtEveryCut(() => acpReading(PATH, { fallbackTimeMs: BASE }), data, expected);
+      const whole = expectSameAtEveryCut(() => acpReading(PATH, { fallbackTimeMs: BASE }), data);
+      // c1 (read, then completed) and c2 (its failure when the tail is whole), by hand.
+      expect(whole.events.length).toBeGreaterThanOrEqual(1);
     }
+  });
+});
+
+/** A tool line's call (session and toolCallId), or null for any other line (a prompt, a model, the agent, junk). */
+function callOf(text: string): string | null {
+  try {
+    const v = JSON.parse(text) as Rec;
+    const m = (v['msg'] ?? v['message'] ?? v['payload'] ?? v) as Rec;
+    const params = (m['method'] === 'session/update' ? m['params'] : 'update' in m ? m : undefined) as Rec | undefined;
+    const u = params?.['update'] as Rec | undefined;
+    if ((u?.['sessionUpdate'] === 'tool_call' || u?.['sessionUpdate'] === 'tool_call_update') && typeof u['toolCallId'] === 'string' && u['toolCallId'] !== '') return `${String(params?.['sessionId'])}\u0000${u['toolCallId']}`;
+  } catch {
+    // junk: not a tool line
+  }
+  return null;
+}
+
+describe('the ACP parser on updates in another order or delivered twice (properties of its own)', () => {
+  const pool = readdirSync(FIXTURES)
+    .filter((n) => n.endsWith('.jsonl'))
+    .flatMap((n) => readFileSync(join(FIXTURES, n), 'utf8').split('\n'))
+    .filter((l) => l.trim() !== '');
+  const linesArb = fc.array(fc.oneof({ arbitrary: fc.constantFrom(...pool), weight: 8 }, { arbitrary: line, weight: 2 }), { minLength: 1, maxLength: 50 });
+  const parse = (lines: readonly string[], options: { fallbackTimeMs?: number }): ReturnType<typeof parseAcpFile> => parseAcpFile(PATH, fileOfLines(lines), options);
+
+  it('the updates of different calls interleaved otherwise (each call\'s own in order) give the same calls', () => {
+    fc.assert(
+      fc.property(linesArb, fc.array(fc.nat(), { minLength: 1, maxLength: 60 }), fallback, (lines, picks, options) => {
+        const other = interleaved(lines, callOf, picks);
+        expect(factsOf(parse(other, options))).toEqual(factsOf(parse(lines, options)));
+      }),
+      { seed: 1425, numRuns: 300 },
+    );
+  });
+
+  it('a line delivered twice in a row gives the same calls', () => {
+    fc.assert(
+      fc.property(linesArb, fc.array(fc.nat(), { minLength: 1, maxLength: 8 }), fallback, (lines, picks, options) => {
+        const twice = lines.flatMap((l, i) => (picks.some((k) => k % lines.length === i) ? [l, l] : [l]));
+        expect(factsOf(parse(twice, options))).toEqual(factsOf(parse(lines, options)));
+      }),
+      { seed: 1426, numRuns: 300 },
+    );
   });
 });
 
@@ -158,8 +203,10 @@ describe('what the streaming ACP parser holds', () => {
       upd(100, { sessionUpdate: 'tool_call_update', toolCallId: 'slow', status: 'completed', rawOutput: 'done' }),
     ];
     const data = Buffer.from(`${lines.join('\n')}\n`);
-    const expected = parseWholeFile(PATH, data);
-    expectSameParse(parseAcpFile(PATH, data), expected);
+    // Unbounded: every update reaches its call (nine calls, no malformed record).
+    const expected = parseAcpFile(PATH, data);
+    expect(expected.events).toHaveLength(9);
+    expect(expected.malformed).toEqual([]);
     const bounded = parseAcpFile(PATH, data, { maxHeldChars: 12_000 });
     const slowOf = (events: readonly { line: string }[]): Rec => JSON.parse(events.find((e) => e.line.includes('"call_id":"slow"'))?.line ?? '{}') as Rec;
     expect(slowOf(expected.events)).toMatchObject({ status: 'ok', output: 'done' });

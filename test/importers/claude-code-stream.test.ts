@@ -1,24 +1,27 @@
 // Streaming imports (issue 14): the line splitter gives the same lines whatever the chunks; the
-// streaming Claude Code parser gives exactly what the whole-file parser gave (the oracle in
-// reference/), on files shuffled so that timestamps go back, responses are written again far
-// apart and results come before their calls; and a real import of a generated file holds one
-// chunk of it at a time and writes events to the engine before it has read the file.
+// streaming Claude Code parser gives the same parse whatever the chunks (against itself fed the
+// file in one chunk), and, as properties of its own, the same events whatever the order of real
+// records (results before their calls, times going back) and a response written again far apart
+// counted once (its golden outputs: samples-golden.test.ts; per-file corpus figures:
+// corpus-figures.test.ts); and a real import of a generated file holds one chunk of it at a time
+// and writes events to the engine before it has read the file.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeImporter } from '../../src/importers/claude-code/index.ts';
-import { parseTranscript, TranscriptIndex, TranscriptParser } from '../../src/importers/claude-code/parser.ts';
+import { parseTranscript, TranscriptIndex, TranscriptParser, transcriptReading } from '../../src/importers/claude-code/parser.ts';
 import { geminiCliImporter } from '../../src/importers/gemini-cli/index.ts';
 import { LineSplitter, splitCompleteLines, type RawLine } from '../../src/importers/lines.ts';
 import { runImport } from '../../src/importers/run.ts';
 import { readLinesInChunks } from '../../src/importers/stream.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import type { ToolCallBatch } from '../../src/model/sink.ts';
+import type { ParsedFile } from '../../src/importers/types.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 import { writeClaudeTranscript } from './generate-claude-code.ts';
-import { parseTranscript as parseWholeFile } from './reference/claude-code-whole-file.ts';
+import { expectChunkInvariant, factsOf, fileOfLines, permuted, withCopies } from './chunks.ts';
 
 const FIXTURES = new URL('./', import.meta.url).pathname;
 const PROPERTY = { seed: 1403, numRuns: 300 } as const;
@@ -73,11 +76,13 @@ describe('LineSplitter', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-/** Real records: the importer's own fixture, the corpus's short session when it is there. */
+/** Real records: the importer's own fixture, the corpus's short and tool-heavy sessions when it is there. */
 function poolLines(): string[] {
   const files = [join(FIXTURES, 'fixtures-claude-code', 'tool-search.jsonl')];
-  const corpus = corpusOrSkip('claude-code/projects/spotter/short.jsonl', 'the streaming Claude Code oracle test');
-  if (corpus) files.push(corpus);
+  for (const name of ['short.jsonl', 'tool_heavy.jsonl']) {
+    const corpus = corpusOrSkip(`claude-code/projects/spotter/${name}`, 'the streaming Claude Code properties (test/importers/claude-code-stream.test.ts)');
+    if (corpus) files.push(corpus);
+  }
   return files.flatMap((f) => readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== ''));
 }
 
@@ -91,30 +96,82 @@ function shifted(text: string, shiftS: number): string {
   return JSON.stringify(v);
 }
 
+const isResponse = (text: string): boolean => {
+  try {
+    const v = JSON.parse(text) as { type?: unknown; message?: { id?: unknown } };
+    return v.type === 'assistant' && typeof v.message?.id === 'string';
+  } catch {
+    return false;
+  }
+};
+
+/** A parse's malformed records as a sorted list of their problems (order-free). */
+const problemsOf = (parsed: ParsedFile): string[] => (parsed.malformed ?? []).map((m) => m.problem).sort();
+
 describe('the streaming Claude Code parser', () => {
   const pool = poolLines();
+  const responses = pool.filter(isResponse);
   const path = '/stream/claude/7f3c2a10-0000-4000-8000-000000000001.jsonl';
   const context = { path, fallbackSessionId: '7f3c2a10-0000-4000-8000-000000000001' };
+  const entry = fc.oneof(
+    { arbitrary: fc.constantFrom(...pool), weight: 6 },
+    { arbitrary: fc.tuple(fc.constantFrom(...pool), fc.integer({ min: -600, max: 600 })).map(([t, s]) => shifted(t, s)), weight: 3 },
+    { arbitrary: fc.constantFrom('{"broken', '[]', '', 'null'), weight: 1 },
+  );
+  const linesArb = fc.array(entry, { minLength: 1, maxLength: 40 });
+  const parse = (lines: readonly string[]): ParsedFile => claudeCodeImporter.parseFile(path, fileOfLines(lines));
 
-  it('gives exactly the whole-file parse: events (order, bytes, source, offsets), malformed records, counters', () => {
-    const entry = fc.oneof(
-      { arbitrary: fc.constantFrom(...pool), weight: 6 },
-      { arbitrary: fc.tuple(fc.constantFrom(...pool), fc.integer({ min: -600, max: 600 })).map(([t, s]) => shifted(t, s)), weight: 3 },
-      { arbitrary: fc.constantFrom('{"broken', '[]', '', 'null'), weight: 1 },
-    );
+  it('gives the one-chunk parse whatever the chunks, and parseTranscript and parseFile give it too', () => {
     fc.assert(
-      fc.property(fc.array(entry, { minLength: 1, maxLength: 40 }), fc.boolean(), (entries, torn) => {
+      fc.property(linesArb, fc.boolean(), fc.array(fc.integer({ min: 1, max: 400 }), { minLength: 1, maxLength: 12 }), (entries, torn, cuts) => {
         const data = Buffer.from(entries.join('\n') + (torn ? '\n{"type":"assistant"' : '\n'), 'utf8');
+        const whole = expectChunkInvariant(() => transcriptReading(context), data, cuts);
         const { lines } = splitCompleteLines(data);
-        const expected = parseWholeFile(lines, context);
-        const got = parseTranscript(lines, context);
-        expect(got.events).toEqual(expected.events);
-        expect(got.malformed).toEqual(expected.malformed);
-        expect(got.skipped).toEqual(expected.skipped);
-        // The importer's parseFile goes through the same reading.
+        const viaLines = parseTranscript(lines, context);
+        expect(viaLines.events).toEqual(whole.events);
+        expect(viaLines.malformed).toEqual(whole.malformed);
+        expect(viaLines.skipped).toEqual(whole.skipped);
         const file = claudeCodeImporter.parseFile(path, data);
-        expect(file.events).toEqual(expected.events);
+        expect(file.events).toEqual(whole.events);
         expect(file.recordsRead).toBe(lines.length);
+      }),
+      PROPERTY,
+    );
+  });
+
+  it('counts a response written again, however far apart, once: copies of response lines change no event', () => {
+    fc.assert(
+      fc.property(linesArb, fc.array(fc.tuple(fc.constantFrom(...responses), fc.nat()), { minLength: 1, maxLength: 6 }), (entries, copies) => {
+        // The copied responses are in the file first, then written again at later places.
+        const base = [...copies.map(([r]) => r), ...entries];
+        const again = withCopies(base, copies.map(([, to], i) => [i, to] as const));
+        expect(factsOf(parse(again))).toEqual(factsOf(parse(base)));
+        expect(problemsOf(parse(again))).toEqual(problemsOf(parse(base)));
+      }),
+      PROPERTY,
+    );
+  });
+
+  it('gives the same calls and usage whatever the order of the records (results before their calls, time going back)', () => {
+    // What the order defines is left out: a call's turn is the prompt before it, a response's time its first line's.
+    const positional = ['turn_id', 'ts', 'duration_ms'];
+    fc.assert(
+      fc.property(linesArb, fc.array(fc.nat(), { minLength: 40, maxLength: 40 }), (entries, keys) => {
+        const shuffled = permuted(entries, keys);
+        const [a, b] = [parse(entries), parse(shuffled)];
+        expect(factsOf(b, positional)).toEqual(factsOf(a, positional));
+        expect(problemsOf(b)).toEqual(problemsOf(a));
+        expect(b.skipped).toEqual(a.skipped);
+      }),
+      PROPERTY,
+    );
+  });
+
+  it('gives the same events when the records\' times move (back or ahead): only the times and durations follow them', () => {
+    fc.assert(
+      fc.property(linesArb, fc.array(fc.integer({ min: -600, max: 600 }), { minLength: 40, maxLength: 40 }), (entries, shifts) => {
+        const moved = entries.map((l, i) => (l.startsWith('{') && l !== '{"broken' ? shifted(l, shifts[i] ?? 0) : l));
+        expect(factsOf(parse(moved), ['ts', 'duration_ms'])).toEqual(factsOf(parse(entries), ['ts', 'duration_ms']));
       }),
       PROPERTY,
     );

@@ -17,10 +17,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseRollout, UNKNOWN_MODEL } from '../../src/importers/codex/parser.ts';
+import { parseRollout, rolloutReading, UNKNOWN_MODEL } from '../../src/importers/codex/parser.ts';
 import { stableEventId } from '../../src/importers/envelope.ts';
 import { makeTempDir } from '../helpers/db.ts';
-import { parseRollout as parseWholeFile } from './reference/codex-whole-file.ts';
+import { expectChunkInvariant } from './chunks.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const tmp = makeTempDir('codex-unknown-model');
@@ -94,8 +94,8 @@ describe('codex: no invented model, web search ids from their end events (issue 
       stableEventId('codex', SESSION, WS_2),
       stableEventId('codex', SESSION, 'line:9'),
     ]);
-    // The whole-file oracle (its own pairing code) gives the same events.
-    expect(parseWholeFile(`/logs/${NAME}`, DATA).events).toEqual(parseRollout(`/logs/${NAME}`, DATA).events);
+    // The pairing does not depend on where the chunks end (an end event read in a later chunk).
+    expect(expectChunkInvariant(() => rolloutReading(`/logs/${NAME}`), DATA, [7, 300]).events).toEqual(parseRollout(`/logs/${NAME}`, DATA).events);
   });
 
   it('an end event pairs only with a call of the same action, and never takes the id of a call that carries one', () => {
@@ -112,7 +112,10 @@ describe('codex: no invented model, web search ids from their end events (issue 
     const data = Buffer.from(`${records.map((r) => JSON.stringify(r)).join('\n')}\n`, 'utf8');
     const calls = bodies(parseRollout(`/logs/${NAME}`, data));
     expect(calls.map((e) => e['call_id'])).toEqual([WS_1, WS_2]);
-    expect(parseWholeFile(`/logs/${NAME}`, data).events).toEqual(parseRollout(`/logs/${NAME}`, data).events);
+    expect(calls.map((e) => e['event_id'])).toEqual([stableEventId('codex', SESSION, WS_1), stableEventId('codex', SESSION, WS_2)]);
+    // The end that names another search (ws_other) gave no call of its own and no id.
+    expect(JSON.stringify(calls)).not.toContain('ws_other');
+    expectChunkInvariant(() => rolloutReading(`/logs/${NAME}`), data, [5]);
   });
 
   it('through the CLI: the calls are stored with model "" and flagged model_unknown, and report usage says "unknown"', () => {

@@ -1,9 +1,11 @@
-// The streaming Gemini CLI importer (issue 14) against its oracle, the whole-file parser as it
-// was (reference/gemini-cli-whole-file.ts): the same events in the same order, malformed records
-// and counters, on the shipped fixture folder read in chunks, on fuzzed JSONL files (messages
-// and calls of a few ids appended again and again, the metadata late or missing, bad tokens and
-// times, rewinds, junk) and their `.json` documents (compact and pretty: the same two passes,
-// whole), and on a small awkward file cut at every byte; then what it holds, and past its bound.
+// The streaming Gemini CLI importer (issue 14): the same parse whatever the chunks (against itself
+// fed the file in one chunk: events in order, malformed records, counters) on the shipped fixture
+// folder and the sample, on fuzzed JSONL files (messages and calls of a few ids appended again and
+// again, the metadata late or missing, bad tokens and times, rewinds, junk) and on a small awkward
+// file cut at every byte; `.json` documents compact and pretty giving the same events; as
+// properties of its own, a message written again anywhere later counted once and real records in
+// any order giving the same events (its golden outputs: samples-golden.test.ts); then what it
+// holds, and past its bound.
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
@@ -12,8 +14,7 @@ import { geminiCliImporter } from '../../src/importers/gemini-cli/index.ts';
 import { geminiReading, parseGeminiFile, type GeminiParser } from '../../src/importers/gemini-cli/parser.ts';
 import { splitCompleteLines } from '../../src/importers/lines.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';
-import { parseGeminiFile as parseWholeFile } from './reference/gemini-cli-whole-file.ts';
-import { awkwardFile, expectSameAtEveryCut, expectSameParse, parseInChunks } from './stream-oracle.ts';
+import { awkwardFile, expectChunkInvariant, expectSameAtEveryCut, expectSameParse, factsOf, fileOfLines, interleaved, parseInChunks, parseInOneChunk, withCopies } from './chunks.ts';
 
 const FIXTURES = new URL('./fixtures-gemini-cli/', import.meta.url).pathname;
 const SAMPLES = corpusOrSkip('samples/gemini_cli', 'the streaming Gemini CLI oracle test on the sample (test/importers/gemini-cli-stream.test.ts)');
@@ -73,17 +74,17 @@ function fixtureFiles(): string[] {
   return [...out, ...(SAMPLES ? execFileSync('find', [SAMPLES, '-type', 'f'], { encoding: 'utf8' }).trim().split('\n') : [])].filter((f) => f !== '').sort();
 }
 
-describe('the streaming Gemini CLI parser gives exactly the whole-file parse', () => {
+describe('the streaming Gemini CLI parser gives the one-chunk parse whatever the chunks', () => {
   it('on the fixture folder and the sample, JSONL read in chunks of 1 MiB, 64 bytes and 1 byte', () => {
     let jsonl = 0;
     for (const f of fixtureFiles()) {
       const data = readFileSync(f);
-      const expected = parseWholeFile(f, data);
-      expectSameParse(geminiCliImporter.parseFile(f, data), expected);
       const reading = geminiCliImporter.readingOf(f);
       if (reading.kind !== 'lines') continue;
       jsonl++;
-      for (const cut of [1024 * 1024, 64, 1]) expectSameParse(parseInChunks(reading.reading, data, [cut]), expected);
+      const expected = parseInOneChunk(reading.reading, data);
+      expectSameParse(geminiCliImporter.parseFile(f, data), expected);
+      for (const cut of [64, 1]) expectSameParse(parseInChunks(reading.reading, data, [cut]), expected);
     }
     expect(jsonl).toBeGreaterThanOrEqual(2);
   });
@@ -93,20 +94,22 @@ describe('the streaming Gemini CLI parser gives exactly the whole-file parse', (
     fc.assert(
       fc.property(file, cutsArb, pathArb, ({ records, crlf, bom, tail }, cuts, path) => {
         const data = Buffer.from((bom ? '\uFEFF' : '') + records.map(lineText).join(crlf ? '\r\n' : '\n') + '\n' + tail, 'utf8');
-        expectSameParse(parseInChunks(geminiReading(path), data, cuts), parseWholeFile(path, data));
+        expectChunkInvariant(() => geminiReading(path), data, cuts);
       }),
       { seed: 1418, numRuns: 400 },
     );
   });
 
-  it('on generated `.json` documents, compact and pretty (read whole, through the same passes)', () => {
-    const doc = fc.record({ messages: fc.array(record.filter((r) => typeof r !== 'string' && typeof r['id'] === 'string'), { maxLength: 20 }), pretty: fc.boolean(), meta: fc.boolean() });
+  it('on generated `.json` documents: compact and pretty give the same events and malformed records, the sources aside', () => {
+    const doc = fc.record({ messages: fc.array(record.filter((r) => typeof r !== 'string' && typeof r['id'] === 'string'), { maxLength: 20 }), meta: fc.boolean() });
     fc.assert(
-      fc.property(doc, pathArb, ({ messages, pretty, meta }, path) => {
+      fc.property(doc, pathArb, ({ messages, meta }, path) => {
         const jsonPath = path.replace(/\.jsonl$/, '.json');
         const value = { ...(meta ? { sessionId: 'sess-doc', projectHash: 'abc' } : {}), messages };
-        const data = Buffer.from(pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value), 'utf8');
-        expectSameParse(parseGeminiFile(jsonPath, data), parseWholeFile(jsonPath, data));
+        const [compact, pretty] = [JSON.stringify(value), JSON.stringify(value, null, 2)].map((t) => parseGeminiFile(jsonPath, Buffer.from(t, 'utf8')));
+        expect(factsOf(pretty ?? compact!)).toEqual(factsOf(compact!));
+        expect((pretty?.malformed ?? []).map((m) => m.problem)).toEqual((compact?.malformed ?? []).map((m) => m.problem));
+        expect(pretty?.skipped).toEqual(compact?.skipped);
       }),
       { seed: 1419, numRuns: 300 },
     );
@@ -123,10 +126,42 @@ describe('the streaming Gemini CLI parser gives exactly the whole-file parse', (
     ];
     for (const tail of [JSON.stringify({ id: 'g1', timestamp: at(2), type: 'gemini', tokens: { input: 100, output: 9 } }), '{"id":"g2","timestamp":"2026-05-01T10:00:09.000Z","type":"gem']) {
       const data = awkwardFile(lines, { tail });
-      const expected = parseWholeFile(MAIN, data);
-      expect(expected.events.length).toBe(2);
-      expectSameAtEveryCut(() => geminiReading(MAIN), data, expected);
+      const whole = expectSameAtEveryCut(() => geminiReading(MAIN), data);
+      // g1's usage and its call c1, once each whatever the versions (by hand).
+      expect(whole.events.length).toBe(2);
     }
+  });
+});
+
+describe('the Gemini CLI parser on messages written again or records in another order (properties of its own)', () => {
+  const pool = fixtureFiles()
+    .filter((f) => f.endsWith('.jsonl'))
+    .flatMap((f) => readFileSync(f, 'utf8').split('\n'))
+    .filter((l) => l.trim() !== '');
+  const linesArb = fc.array(fc.constantFrom(...pool), { minLength: 1, maxLength: 40 });
+  const parse = (lines: readonly string[]): ReturnType<typeof parseGeminiFile> => parseGeminiFile(MAIN, fileOfLines(lines));
+
+  it('a record written again anywhere later (the same version of a message) changes no event', () => {
+    fc.assert(
+      fc.property(linesArb, fc.array(fc.tuple(fc.nat(), fc.nat()), { minLength: 1, maxLength: 6 }), (lines, copies) => {
+        expect(factsOf(parse(withCopies(lines, copies)))).toEqual(factsOf(parse(lines)));
+      }),
+      { seed: 1427, numRuns: 300 },
+    );
+  });
+
+  it('the records of different messages in another order (each message\'s versions in order) give the same events; a call\'s turn is the prompt before it: left out', () => {
+    // The session's metadata and the `$` records (rewinds, sets) keep their places.
+    const messageOf = (text: string): string | null => {
+      const v = JSON.parse(text) as Obj;
+      return typeof v['id'] === 'string' && typeof v['type'] === 'string' ? v['id'] : null;
+    };
+    fc.assert(
+      fc.property(linesArb, fc.array(fc.nat(), { minLength: 1, maxLength: 60 }), (lines, picks) => {
+        expect(factsOf(parse(interleaved(lines, messageOf, picks)), ['turn_id'])).toEqual(factsOf(parse(lines), ['turn_id']));
+      }),
+      { seed: 1428, numRuns: 300 },
+    );
   });
 });
 
@@ -159,8 +194,10 @@ describe('what the streaming Gemini CLI parser holds', () => {
       gem('slow', 1, { tokens: { input: 10, output: 99 } }),
     ];
     const data = Buffer.from(`${lines.join('\n')}\n`);
-    const expected = parseWholeFile(MAIN, data);
-    expectSameParse(parseGeminiFile(MAIN, data), expected);
+    // Unbounded: the slow message's last version wins (nine usages and eight calls, no malformed record).
+    const expected = parseGeminiFile(MAIN, data);
+    expect(expected.events).toHaveLength(17);
+    expect(expected.malformed).toEqual([]);
     const bounded = parseGeminiFile(MAIN, data, { maxHeldChars: 15_000 });
     const slowOf = (events: readonly { line: string }[]): Obj => JSON.parse(events.find((e) => e.line.includes('"request_id":"slow"'))?.line ?? '{}') as Obj;
     expect(slowOf(expected.events)).toMatchObject({ output_tokens: 99 });

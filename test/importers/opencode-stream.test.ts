@@ -1,10 +1,11 @@
 // The streaming opencode importer (issue 14) on its JSONL forms (`run --format json` captures,
-// bus event logs, storage dumps) against its oracle, the whole-file parser as it was
-// (reference/opencode-whole-file.ts): the same events in the same order, malformed records and
-// counters, on the samples read in chunks, on fuzzed files (tool parts, step-finish parts and
-// messages of a few ids in a few sessions, updated again, a message after its parts), on `.json`
-// documents (read whole, through the same two stages), and on a small awkward file cut at every
-// byte; then what it holds, and what happens past its bound.
+// bus event logs, storage dumps): the same parse whatever the chunks (against itself fed the file
+// in one chunk: events in order, malformed records, counters) on the samples, on fuzzed files
+// (tool parts, step-finish parts and messages of a few ids in a few sessions, updated again, a
+// message after its parts) and on a small awkward file cut at every byte; `.json` documents
+// compact and pretty giving the same events; as properties of its own, real records in any order
+// and written again giving the same events (its golden outputs: samples-golden.test.ts); then
+// what it holds, and what happens past its bound.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -13,8 +14,7 @@ import { splitCompleteLines } from '../../src/importers/lines.ts';
 import { opencodeImporter } from '../../src/importers/opencode/index.ts';
 import { opencodeReading, parseOpencodeFile, type OpencodeParser } from '../../src/importers/opencode/parser.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';
-import { parseOpencodeFile as parseWholeFile } from './reference/opencode-whole-file.ts';
-import { awkwardFile, expectSameAtEveryCut, expectSameParse, parseInChunks } from './stream-oracle.ts';
+import { awkwardFile, expectChunkInvariant, expectSameAtEveryCut, expectSameParse, factsOf, fileOfLines, parseInChunks, parseInOneChunk, permuted, withCopies } from './chunks.ts';
 
 const SAMPLES = corpusOrSkip('samples/opencode', 'the streaming opencode oracle test on the samples (test/importers/opencode-stream.test.ts)');
 const PATH = '/captures/opencode-run.jsonl';
@@ -76,18 +76,19 @@ const record: fc.Arbitrary<Obj | string> = fc.oneof(
 const lineText = (r: Obj | string): string => (typeof r === 'string' ? r : JSON.stringify(r));
 const cutsArb = fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 12 });
 
-describe('the streaming opencode parser gives exactly the whole-file parse', () => {
+describe('the streaming opencode parser gives the one-chunk parse whatever the chunks', () => {
   it.skipIf(!SAMPLES)('on the samples, read in chunks of 1 MiB, 64 bytes and 1 byte', () => {
     const files = readdirSync(SAMPLES ?? '').filter((n) => n.endsWith('.jsonl'));
     expect(files.length).toBe(3);
     for (const name of files) {
       const path = join(SAMPLES ?? '', name);
       const data = readFileSync(path);
-      const expected = parseWholeFile(path, data);
-      expectSameParse(opencodeImporter.parseFile(path, data), expected);
       const reading = opencodeImporter.readingOf(path);
       if (reading.kind !== 'lines') expect.fail('a JSONL file is read line by line');
-      for (const cut of [1024 * 1024, 64, 1]) expectSameParse(parseInChunks(reading.reading, data, [cut]), expected);
+      const expected = parseInOneChunk(reading.reading, data);
+      expect(expected.events.length).toBeGreaterThan(0);
+      expectSameParse(opencodeImporter.parseFile(path, data), expected);
+      for (const cut of [64, 1]) expectSameParse(parseInChunks(reading.reading, data, [cut]), expected);
     }
   });
 
@@ -96,21 +97,23 @@ describe('the streaming opencode parser gives exactly the whole-file parse', () 
     fc.assert(
       fc.property(file, cutsArb, ({ records, crlf, tail }, cuts) => {
         const data = Buffer.from(records.map(lineText).join(crlf ? '\r\n' : '\n') + '\n' + tail, 'utf8');
-        expectSameParse(parseInChunks(opencodeReading(PATH), data, cuts), parseWholeFile(PATH, data));
+        expectChunkInvariant(() => opencodeReading(PATH), data, cuts);
       }),
       { seed: 1420, numRuns: 1500 },
     );
   });
 
-  it('on generated `.json` documents: a storage object, an export (read whole, through the same stages)', () => {
+  it('on generated `.json` documents, a storage object or an export: compact and pretty give the same events, the sources aside', () => {
     const doc = fc.oneof(
       record.filter((r) => typeof r !== 'string'),
       fc.array(fc.record({ info: message, parts: fc.array(fc.oneof(toolPart, stepPart), { maxLength: 4 }) }), { maxLength: 4 }).map((messages) => ({ info: { id: 'ses_1' }, messages })),
     );
     fc.assert(
       fc.property(doc, fc.constantFrom('/x/export.json', '/s/storage/part/msg_1/prt_1.json', '/s/storage/message/ses_1/msg_1.json'), (value, path) => {
-        const data = Buffer.from(JSON.stringify(value, null, 1), 'utf8');
-        expectSameParse(parseOpencodeFile(path, data), parseWholeFile(path, data));
+        const [compact, pretty] = [JSON.stringify(value), JSON.stringify(value, null, 1)].map((t) => parseOpencodeFile(path, Buffer.from(t, 'utf8')));
+        expect(factsOf(pretty ?? compact!)).toEqual(factsOf(compact!));
+        expect((pretty?.malformed ?? []).map((m) => m.problem)).toEqual((compact?.malformed ?? []).map((m) => m.problem));
+        expect(pretty?.skipped).toEqual(compact?.skipped);
       }),
       { seed: 1421, numRuns: 300 },
     );
@@ -126,10 +129,39 @@ describe('the streaming opencode parser gives exactly the whole-file parse', () 
     const msg = { type: 'message.updated', properties: { info: { id: 'msg_1', sessionID: 'ses_1', role: 'assistant', modelID: 'gpt-4o-mini', providerID: 'openai', parentID: 'msg_u', time: { created: BASE }, tokens: { input: 60, output: 6 } } } };
     for (const tail of [JSON.stringify(msg), '{"type":"message.updated","properties":{"in']) {
       const data = awkwardFile(lines, { tail });
-      const expected = parseWholeFile(PATH, data);
-      expect(expected.events.length).toBe(2);
-      expectSameAtEveryCut(() => opencodeReading(PATH), data, expected);
+      const whole = expectSameAtEveryCut(() => opencodeReading(PATH), data);
+      // call_1 and msg_1's usage (by hand).
+      expect(whole.events.length).toBe(2);
     }
+  });
+});
+
+describe.skipIf(!SAMPLES)('the opencode parser on records in another order or written again (properties of its own)', () => {
+  const pool = SAMPLES
+    ? readdirSync(SAMPLES)
+        .filter((n) => n.endsWith('.jsonl'))
+        .flatMap((n) => readFileSync(join(SAMPLES, n), 'utf8').split('\n'))
+        .filter((l) => l.trim() !== '')
+    : ['{}'];
+  const linesArb = fc.array(fc.constantFrom(...pool), { minLength: 1, maxLength: 30 });
+  const parse = (lines: readonly string[]): ReturnType<typeof parseOpencodeFile> => parseOpencodeFile(PATH, fileOfLines(lines));
+
+  it('real records in any order give the same events (a message after its parts, a part before its step)', () => {
+    fc.assert(
+      fc.property(linesArb, fc.array(fc.nat(), { minLength: 30, maxLength: 30 }), (lines, keys) => {
+        expect(factsOf(parse(permuted(lines, keys)))).toEqual(factsOf(parse(lines)));
+      }),
+      { seed: 1429, numRuns: 300 },
+    );
+  });
+
+  it('a record written again anywhere later changes no event', () => {
+    fc.assert(
+      fc.property(linesArb, fc.array(fc.tuple(fc.nat(), fc.nat()), { minLength: 1, maxLength: 6 }), (lines, copies) => {
+        expect(factsOf(parse(withCopies(lines, copies)))).toEqual(factsOf(parse(lines)));
+      }),
+      { seed: 1430, numRuns: 300 },
+    );
   });
 });
 
@@ -157,8 +189,10 @@ describe('what the streaming opencode parser holds', () => {
       JSON.stringify({ type: 'tool_use', timestamp: BASE, sessionID: 'ses_1', part: { id: call, type: 'tool', callID: call, tool: 'bash', sessionID: 'ses_1', messageID: message, state: { status, input: {}, output, time: { start: BASE } } } });
     const lines = [tool('slow', 'msg_slow', 'running'), ...Array.from({ length: 8 }, (_, i) => tool(`fast${i}`, `msg_${i}`, 'completed', big)), tool('slow', 'msg_slow', 'completed', 'done')];
     const data = Buffer.from(`${lines.join('\n')}\n`);
-    const expected = parseWholeFile(PATH, data);
-    expectSameParse(parseOpencodeFile(PATH, data), expected);
+    // Unbounded: the slow call completes (nine calls, no malformed record).
+    const expected = parseOpencodeFile(PATH, data);
+    expect(expected.events).toHaveLength(9);
+    expect(expected.malformed).toEqual([]);
     const bounded = parseOpencodeFile(PATH, data, {}, { maxHeldChars: 15_000 });
     const slowOf = (events: readonly { line: string }[]): Obj => JSON.parse(events.find((e) => e.line.includes('"call_id":"slow"'))?.line ?? '{}') as Obj;
     expect(slowOf(expected.events)).toMatchObject({ status: 'ok', output: 'done' });

@@ -1,11 +1,12 @@
 // The OTLP importer's one-export-per-line form (`.jsonl`) is streamed (src/importers/otlp/stream.ts):
-// it must give exactly what the whole-file parse gave (the oracle in reference/otlp-whole-file.ts,
-// the parser as it was before streaming): events in order and bytes with their sources and
-// offsets, malformed records, counters, records read and complete bytes. Checked on the
-// fixtures and the corpus samples, and on generated files: Claude Code log records re-batched
-// and repeated across lines, spans whose parents, models and conversations come on later lines,
-// spans and calls exported twice, junk lines, byte order marks, CRLF and a torn last line;
-// through the importer's parseFile and through the runner's chunked reading at random chunk sizes.
+// whatever the chunks it gives what it gives fed the file in one chunk (events in order and bytes
+// with their sources and offsets, malformed records, counters, records read and complete bytes),
+// and parseFile gives the same. Checked on the fixtures and the corpus samples, and on generated
+// files: Claude Code log records re-batched and repeated across lines, spans whose parents, models
+// and conversations come on later lines, spans and calls exported twice, junk lines, byte order
+// marks, CRLF and a torn last line; through parseFile and through the runner's chunked reading at
+// random chunk sizes. As properties of its own: real exports in any order, re-batched or sent
+// twice give the same events (its golden outputs: samples-golden.test.ts).
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -18,7 +19,7 @@ import type { ImportedEvent, MalformedRecord, ParsedFile } from '../../src/impor
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
-import { parseOtlpFileWhole } from './reference/otlp-whole-file.ts';
+import { expectChunkInvariant, factsOf, fileOfLines, parseInOneChunk, permuted, withCopies } from './chunks.ts';
 
 const HERE = import.meta.dirname;
 const FIXTURES = [join(HERE, 'fixtures-otlp', 'claude-code-events.jsonl'), join(HERE, 'fixtures-otlp-join', 'otel.jsonl')];
@@ -130,22 +131,24 @@ function fileText({ lines, tail }: { lines: [string, string, boolean][]; tail: s
   return lines.map(([text, nl, bom], i) => (bom && i % 3 === 0 ? '\uFEFF' : '') + text + nl).join('') + tail;
 }
 
-describe('the streamed OTLP reading gives exactly the whole-file parse', () => {
-  it('on the fixtures and the corpus samples', () => {
+describe('the streamed OTLP reading gives the one-chunk parse whatever the chunks', () => {
+  it('on the fixtures and the corpus samples, in chunks of 64 bytes and 1 byte, and through parseFile', () => {
     for (const file of [...FIXTURES, ...SAMPLES]) {
       const data = readFileSync(file);
-      const expected = parseOtlpFileWhole(file, data);
+      const expected = parseInOneChunk(otlpLinesReading(file), data);
       expect(expected.events.length + (expected.malformed?.length ?? 0) + Object.keys(expected.skipped).length).toBeGreaterThan(0);
       expectSame(otlpImporter.parseFile(file, data), expected);
+      for (const cut of [64, 1]) expectChunkInvariant(() => otlpLinesReading(file), data, [cut]);
     }
   });
 
-  it('on generated files, through parseFile', () => {
+  it('on generated files, in any chunks and through parseFile', () => {
     const path = '/stream/otlp/export.jsonl';
     fc.assert(
-      fc.property(fileArb, (file) => {
+      fc.property(fileArb, fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 12 }), (file, cuts) => {
         const data = Buffer.from(fileText(file), 'utf8');
-        expectSame(otlpImporter.parseFile(path, data), parseOtlpFileWhole(path, data));
+        const whole = expectChunkInvariant(() => otlpLinesReading(path), data, cuts);
+        expectSame(otlpImporter.parseFile(path, data), whole);
       }),
       PROPERTY,
     );
@@ -159,7 +162,7 @@ describe('the streamed OTLP reading gives exactly the whole-file parse', () => {
         fc.asyncProperty(fileArb, fc.integer({ min: 1, max: 300 }), async (file, chunkBytes) => {
           const data = Buffer.from(fileText(file), 'utf8');
           writeFileSync(path, data);
-          expectSame(await readChunked(path, chunkBytes), parseOtlpFileWhole(path, data));
+          expectSame(await readChunked(path, chunkBytes), otlpImporter.parseFile(path, data));
         }),
         { seed: 1602, numRuns: 60 },
       );
@@ -191,6 +194,44 @@ describe('the streamed OTLP reading gives exactly the whole-file parse', () => {
   });
 });
 
+describe('the OTLP parser on exports in another order, re-batched or sent twice (properties of its own)', () => {
+  const real = [...FIXTURES, ...SAMPLES].flatMap((f) => readFileSync(f, 'utf8').split('\n')).filter((l) => l.trim() !== '');
+  // Real lines, and real Claude Code log records re-batched into lines of their own.
+  const lineOf = fc.oneof(
+    { arbitrary: fc.constantFrom(...real), weight: 3 },
+    { arbitrary: fc.array(fc.constantFrom(...RECORDS), { minLength: 1, maxLength: 6 }).map((records) => JSON.stringify({ resourceLogs: [{ resource: resource('claude-code'), scopeLogs: [{ logRecords: records }] }] })), weight: 2 },
+  );
+  const linesArb = fc.array(lineOf, { minLength: 1, maxLength: 14 });
+  const path = '/stream/otlp/export.jsonl';
+  const parse = (lines: readonly string[]): ParsedFile => otlpImporter.parseFile(path, fileOfLines(lines));
+
+  it('real exports in any order give the same events (spans before their parents, logs before their requests)', () => {
+    fc.assert(
+      fc.property(linesArb, fc.array(fc.nat(), { minLength: 14, maxLength: 14 }), (lines, keys) => {
+        expect(factsOf(parse(permuted(lines, keys)))).toEqual(factsOf(parse(lines)));
+      }),
+      { seed: 1604, numRuns: 200 },
+    );
+  });
+
+  it('an export sent again anywhere later, or its records split over two lines, changes no event', () => {
+    fc.assert(
+      fc.property(linesArb, fc.array(fc.tuple(fc.nat(), fc.nat()), { minLength: 1, maxLength: 4 }), (lines, copies) => {
+        expect(factsOf(parse(withCopies(lines, copies)))).toEqual(factsOf(parse(lines)));
+      }),
+      { seed: 1605, numRuns: 200 },
+    );
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...RECORDS), { minLength: 2, maxLength: 8 }), fc.nat(), (records, cut) => {
+        const batch = (rs: readonly unknown[]): string => JSON.stringify({ resourceLogs: [{ resource: resource('claude-code'), scopeLogs: [{ logRecords: rs }] }] });
+        const at = 1 + (cut % (records.length - 1));
+        expect(factsOf(parse([batch(records.slice(0, at)), batch(records.slice(at))]))).toEqual(factsOf(parse([batch(records)])));
+      }),
+      { seed: 1606, numRuns: 200 },
+    );
+  });
+});
+
 describe('a streamed import into embedded ClickHouse', () => {
   let sink: ClickHouseSink;
   let cleanup: () => Promise<void>;
@@ -204,12 +245,12 @@ describe('a streamed import into embedded ClickHouse', () => {
     tmp?.cleanup();
   });
 
-  it('writes what the whole-file parse gives: its events as rows, its malformed records as dead letters, in 64-byte chunks', async () => {
+  it('writes what the in-memory parse gives: its events as rows, its malformed records as dead letters, in 64-byte chunks', async () => {
     const path = join(tmp.dir, 'generated.jsonl');
     const [file] = fc.sample(fileArb, { seed: 1603, numRuns: 1 });
     const text = `${fileText(file ?? { lines: [], tail: '' })}${FIXTURES.map((f) => readFileSync(f, 'utf8')).join('')}not json\n`;
     writeFileSync(path, text);
-    const expected = parseOtlpFileWhole(path, Buffer.from(text));
+    const expected = otlpImporter.parseFile(path, Buffer.from(text));
     const summary = await runImport(otlpImporter, [path], sink, { chunkBytes: 64 });
     expect(summary.eventsEmitted).toBe(expected.events.length);
     expect(summary.malformedRecords).toBe(expected.malformed?.length);

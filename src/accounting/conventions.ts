@@ -34,6 +34,8 @@ export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
   cline: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Cline ClineApiReqInfo {tokensIn, tokensOut, cacheWrites, cacheReads}: tokensIn excludes the cache figures (context = their sum); tokensOut is the completion, reasoning inside' },
   roo_code: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Roo Code ClineApiReqInfo: tokensIn is the total input since 2025-10-31 (the provider\'s own before); the importer writes the uncached part' },
   kilo_code: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Kilo Code (a Roo Code fork): as roo_code' },
+  // Both generations log kosong's TokenUsage (src/importers/kimi/README.md).
+  kimi: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Kimi CLI / Kimi Code kosong TokenUsage {input_other, output, input_cache_read, input_cache_creation}: input_other excludes both cache buckets; output is the whole completion, reasoning inside' },
 };
 
 export interface ObservedFigures {

@@ -54,6 +54,7 @@ export const TOOL_NAMESPACES = [
   'cline',
   'roo_code',
   'kilo_code',
+  'kimi',
 ] as const;
 export type ToolNamespace = (typeof TOOL_NAMESPACES)[number];
 

@@ -32,6 +32,8 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./roo-code/index.ts')).rooCodeImporter;
     case 'kilo-code':
       return async () => (await import('./kilo-code/index.ts')).kiloCodeImporter;
+    case 'kimi':
+      return async () => (await import('./kimi/index.ts')).kimiImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

@@ -155,18 +155,28 @@ function format(id: ImporterId): Format {
       // A whole-document importer registered after the line formats above: fuzzed by the
       // document suite below, from the files its own listFiles finds in its fixture folder.
       if (DOCUMENTS.has(id)) return { pool: null, fileName: 'x.json', oneRecordPerLine: true, contextRecord: none };
-      throw new Error(`No fuzz format for ${id}: give it a case here, or fixtures-${id}/ documents`);
+      // A line-format importer registered after the ones above: fuzzed with the lines of the
+      // files its own listFiles finds in its fixture folder, under the first one's name (its
+      // parser counts every record it reads for context as a skip, so none is a context record).
+      if (LINE_FILES.has(id)) {
+        const files = LINE_FILES.get(id) ?? [];
+        return { pool: lines(files), fileName: basename(files[0] ?? 'x.jsonl'), oneRecordPerLine: true, contextRecord: none };
+      }
+      throw new Error(`No fuzz format for ${id}: give it a case here, or fixtures-${id}/ files`);
   }
 }
 
 /** Whole-document importers (every fixture file they list is read as one document), with those files. */
 const DOCUMENTS = new Map<ImporterId, string[]>();
+/** Line-format importers without a case above: the fixture files their listFiles finds. */
+const LINE_FILES = new Map<ImporterId, string[]>();
 for (const id of IMPORTER_IDS) {
   const dir = join(IMPORTER_FIXTURES, `fixtures-${id}`);
   if (!existsSync(dir)) continue;
   const importer = await loadImporter(id);
   const files = importer.listFiles([dir]);
   if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'document')) DOCUMENTS.set(id, files);
+  else if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'lines')) LINE_FILES.set(id, files);
 }
 
 /** Spans and log records in an OTLP export line (whatever the types of the containers). */

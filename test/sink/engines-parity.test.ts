@@ -162,6 +162,7 @@ function importerInputs(): Record<ImporterId, string[]> {
     cline: [fx('fixtures-cline')],
     'roo-code': [fx('fixtures-roo-code')],
     'kilo-code': [fx('fixtures-kilo-code')],
+    kimi: [fx('fixtures-kimi')],
   };
 }
 

@@ -16,7 +16,7 @@ import { observeDiscovery } from '../discovery/discovery.ts';
 import { deriveRegistrations, type SnapshotTool } from '../mcp/registrations.ts';
 import { projectToolCall } from '../transform/project.ts';
 import { indexArray, indexObject, type Members } from '../util/json-spans.ts';
-import { redactBytes, redactCounted, redactJsonCounted, redactJsonText, redactShortCounted, redactText } from '../redact/redact.ts';
+import { redactBytes, redactCounted, redactJsonCounted, redactJsonPartCounted, redactJsonText, redactShortCounted, redactText } from '../redact/redact.ts';
 
 export interface DecodeLimits {
   /** Largest accepted event, in bytes of the encoded line. */
@@ -341,7 +341,7 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   const eventId = event.event_id ?? (event.call_id === '' ? contentEventId(withoutMachine(event)) : identityEventId('tool_call', event.harness, event.session_id, agentId, event.call_id));
   const r = limits.redact === false ? KEEP : new Redaction();
   // An object's JSON text is redacted in its decoded strings (escapes read), a string as text.
-  const rawInput = wasString ? r.text(receivedInput) : r.json(receivedInput);
+  const rawInput = wasString ? r.text(receivedInput) : r.jsonPart(text, inputSpan?.start ?? 0, inputSpan?.end ?? 0);
   const error = r.text(event.error ?? '');
   const sessionId = r.short(event.session_id);
   const storedAgentId = r.short(agentId);
@@ -422,9 +422,14 @@ class Redaction {
   json(s: string): string {
     return s === '' ? s : redactJsonCounted(s, this);
   }
+  /** json() of text[from, to), read in place (the line the input came in). */
+  jsonPart(text: string, from: number, to: number): string {
+    return from === to ? '' : redactJsonPartCounted(text, from, to, this);
+  }
 }
+
 /** Redaction off (--no-redact): texts stay as received. */
-const KEEP = { count: 0, text: (s: string): string => s, short: (s: string): string => s, json: (s: string): string => s } as const;
+const KEEP = { count: 0, text: (s: string): string => s, short: (s: string): string => s, json: (s: string): string => s, jsonPart: (t: string, from: number, to: number): string => t.slice(from, to) } as const;
 
 function schemaDeadLetter(errors: ErrorObject[] | null | undefined, parsed: unknown, dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome): DecodeOutcome {
   const first = errors?.[0];

@@ -122,16 +122,16 @@ function isReSpace(c: number): boolean {
     (c >= 9 && c <= 13) || c === 32 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
   );
 }
-/** A token literal (not one of the infix four) starts at i. */
-function tokenLiteralAt(text: string, i: number, k: number): boolean {
+/** A token literal (not one of the infix four) starts at i and ends by `to`. */
+function tokenLiteralAt(text: string, i: number, to: number, k: number): boolean {
   const list = TABLE[k];
   if (list === undefined) return false;
-  for (const e of list) if (!INFIX_LITERALS.has(e.literal) && text.startsWith(e.literal, i)) return true;
+  for (const e of list) if (!INFIX_LITERALS.has(e.literal) && i + e.literal.length <= to && text.startsWith(e.literal, i)) return true;
   return false;
 }
-/** `word` (lower case) at i, ASCII letters in any case. */
-function wordAt(text: string, i: number, word: string): boolean {
-  if (i + word.length > text.length) return false;
+/** `word` (lower case) at i and ending by `to`, ASCII letters in any case. */
+function wordAt(text: string, i: number, to: number, word: string): boolean {
+  if (i + word.length > to) return false;
   for (let j = 0; j < word.length; j++) {
     let c = text.charCodeAt(i + j);
     if (c >= 65 && c <= 90) c += 32;
@@ -139,15 +139,16 @@ function wordAt(text: string, i: number, word: string): boolean {
   }
   return true;
 }
-function infixAt(text: string, i: number, c0: number): boolean {
+function infixAt(text: string, i: number, to: number, c0: number): boolean {
   switch (c0) {
     case 84 /* T */:
-      return text.startsWith('T3BlbkFJ', i);
+      return i + 8 <= to && text.startsWith('T3BlbkFJ', i);
     case 81 /* Q */:
       return true; // Q~
     case 58 /* : */:
-      return text.charCodeAt(i + 2) === 65; // :AA
+      return i + 2 < to && text.charCodeAt(i + 2) === 65; // :AA
     default: {
+      if (i + 3 >= to) return false;
       const d = text.charCodeAt(i + 2);
       return d === 115 /* -us */ && text.charCodeAt(i + 3) >= 48 && text.charCodeAt(i + 3) <= 57;
     }
@@ -169,15 +170,15 @@ interface Gate {
 }
 const NOTHING: Gate = Object.freeze({ shapes: undefined, at: [], what: [], named: false, hiding: false });
 
-/** The rules whose literals start at `i`. */
-function rulesAt(text: string, i: number, g: Gate): void {
+/** The rules whose literals start at `i` and end by `to` (places counted from `from`). */
+function rulesAt(text: string, i: number, from: number, to: number, g: Gate): void {
   const list = TABLE[keyAt(text, i)];
   if (list === undefined) return;
   for (const e of list) {
-    if (text.startsWith(e.literal, i)) {
+    if (i + e.literal.length <= to && text.startsWith(e.literal, i)) {
       for (const r of e.rules) (g.shapes ??= new Set()).add(r);
-      g.at.push(i);
-      g.what.push({ at: i, rules: e.rules });
+      g.at.push(i - from);
+      g.what.push({ at: i - from, rules: e.rules });
     }
   }
 }
@@ -200,14 +201,18 @@ function gateOfPart(g: Gate, from: number, to: number): Gate {
   return { shapes, at: [], what: [], named, hiding: false };
 }
 
-/** Where a text may hold a secret, and whether escapes may hide more: one pass over its characters. */
-function gate(text: string): Gate {
+/**
+ * Where a text may hold a secret, and whether escapes may hide more: one pass over its
+ * characters. `from` and `to` read a part of a text as if it were the whole (places counted from
+ * `from`): decode reads an event's input in the line it came in, not in a copy.
+ */
+function gate(text: string, from = 0, to = text.length): Gate {
   let g: Gate | undefined;
-  const n = text.length - 1;
+  const n = to - 1;
   let prev2 = -1;
   let prev = -1;
-  let c1 = n >= 0 ? text.charCodeAt(0) : 0;
-  for (let i = 0; i < n; i++) {
+  let c1 = from < to ? text.charCodeAt(from) : 0;
+  for (let i = from; i < n; i++) {
     const c0 = c1;
     c1 = text.charCodeAt(i + 1);
     const k = ((c0 & 127) << 7) | (c1 & 127);
@@ -217,27 +222,27 @@ function gate(text: string): Gate {
       if (bits & TOKEN_BIT) {
         const boundary = prev === -1 || !isWord(prev);
         const glued = prev === 95 /* _ */ || (prev2 === 92 /* \ */ && (prev === 110 || prev === 114 || prev === 116 || prev === 98 || prev === 102)); /* n r t b f */
-        if ((boundary || glued) && tokenLiteralAt(text, i, k)) {
+        if ((boundary || glued) && tokenLiteralAt(text, i, to, k)) {
           g ??= { shapes: undefined, at: [], what: [], named: false, hiding: false };
-          rulesAt(text, i, g);
+          rulesAt(text, i, from, to, g);
         }
       }
-      if (bits & INFIX_BIT && infixAt(text, i, c0)) {
+      if (bits & INFIX_BIT && infixAt(text, i, to, c0)) {
         g ??= { shapes: undefined, at: [], what: [], named: false, hiding: false };
-        rulesAt(text, i, g);
+        rulesAt(text, i, from, to, g);
       }
       if (bits & NAMED_BIT) {
         for (const w of NAMED_BY_KEY.get(k) as string[])
           // `://` serves the URL password rule only, which needs an @ after it.
-          if (wordAt(text, i, w) && (w !== '://' || text.indexOf('@', i + 3) !== -1)) {
-            nameWordAt((g ??= { shapes: undefined, at: [], what: [], named: false, hiding: false }), i);
+          if (wordAt(text, i, to, w) && (w !== '://' || atBefore(text, i + 3, to))) {
+            nameWordAt((g ??= { shapes: undefined, at: [], what: [], named: false, hiding: false }), i - from);
             break;
           }
       }
       if (bits & HIDING_BIT) (g ??= { shapes: undefined, at: [], what: [], named: false, hiding: false }).hiding = true;
       if (bits & CLI_BIT) {
-        const cli = c1 === 45 /* -- */ ? text.startsWith('--user', i) : prev !== -1 && (isReSpace(prev) || prev === 34 || prev === 39 || prev === 91 || prev === 44);
-        if (cli) nameWordAt((g ??= { shapes: undefined, at: [], what: [], named: false, hiding: false }), i);
+        const cli = c1 === 45 /* -- */ ? i + 6 <= to && text.startsWith('--user', i) : prev !== -1 && (isReSpace(prev) || prev === 34 || prev === 39 || prev === 91 || prev === 44);
+        if (cli) nameWordAt((g ??= { shapes: undefined, at: [], what: [], named: false, hiding: false }), i - from);
       }
     }
     prev2 = prev;
@@ -248,9 +253,15 @@ function gate(text: string): Gate {
   return g;
 }
 
-/** The gate's findings, for its test: the places, the shape rules' kinds, and the two flags. */
-export function gateFindings(text: string): { at: number[]; kinds: string[]; named: boolean; hiding: boolean } {
-  const g = gate(text);
+/** An @ in [from, to). */
+function atBefore(text: string, from: number, to: number): boolean {
+  const at = text.indexOf('@', from);
+  return at !== -1 && at < to;
+}
+
+/** The gate's findings, for its test: the places, the shape rules' kinds, and the two flags (of text[from, to) when given). */
+export function gateFindings(text: string, from?: number, to?: number): { at: number[]; kinds: string[]; named: boolean; hiding: boolean } {
+  const g = gate(text, from, to);
   return { at: [...new Set(g.at)], kinds: [...(g.shapes ?? [])].map((c) => `${c.rule.kind}#${c.order}`).sort(), named: g.named, hiding: g.hiding };
 }
 
@@ -566,6 +577,19 @@ export function redactJsonCounted(text: string, into: RedactionCount): string {
   const spans: Span[] = [];
   findInJson(text, spans, g);
   return applySpans(text, spans, into);
+}
+
+/**
+ * redactJsonCounted of text[from, to) (an event's input object in its line): the part is read in
+ * place, and copied out only when it may hold a secret (the copy is what is returned either way).
+ */
+export function redactJsonPartCounted(text: string, from: number, to: number, into: RedactionCount): string {
+  const g = gate(text, from, to);
+  const part = text.slice(from, to);
+  if (!g.hiding && !g.named && g.shapes === undefined) return part;
+  const spans: Span[] = [];
+  findInJson(part, spans, g);
+  return applySpans(part, spans, into);
 }
 
 /** Redacts the strings of JSON text (see redactJsonCounted). */

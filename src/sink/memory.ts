@@ -81,7 +81,7 @@ export class MemorySink implements Sink {
     return Promise.resolve();
   }
 
-  toolCallBatch(): ToolCallBatch {
+  toolCallBatch(_sizeHint = 0): ToolCallBatch {
     return new MemoryToolCallBatch();
   }
   writeToolCalls(batch: ToolCallBatch): Promise<void> {

@@ -86,6 +86,17 @@ describe('the redaction gate', () => {
     );
   });
 
+  it('finds in a part of a text what it finds in that part alone', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 6 }), fc.array(fc.constantFrom(...pieces), { maxLength: 8 }), fc.array(fc.constantFrom(...pieces), { maxLength: 6 }), (before, part, after) => {
+        const a = before.join('');
+        const p = part.join('');
+        expect(gateFindings(a + p + after.join(''), a.length, a.length + p.length), JSON.stringify([a, p])).toEqual(gateFindings(p));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
   it('finds the same on every text of the redaction corpus', () => {
     const texts = [...POSITIVES.map((p) => p.input), ...NEGATIVES.map((n) => n.input)];
     expect(texts.length).toBeGreaterThan(600);

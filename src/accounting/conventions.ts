@@ -36,6 +36,8 @@ export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
   kilo_code: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Kilo Code (a Roo Code fork): as roo_code' },
   // Both generations log kosong's TokenUsage (src/importers/kimi/README.md).
   kimi: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Kimi CLI / Kimi Code kosong TokenUsage {input_other, output, input_cache_read, input_cache_creation}: input_other excludes both cache buckets; output is the whole completion, reasoning inside' },
+  // The importer moves a gpt-* thread's cache creation into input (src/importers/amp/README.md).
+  amp: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Amp message usage {inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens}: inputTokens excludes the cache (totalInputTokens = their sum); gpt-* threads log the uncached prompt as cache creation, written as input; output includes thinking' },
 };
 
 export interface ObservedFigures {

@@ -55,6 +55,7 @@ export const TOOL_NAMESPACES = [
   'roo_code',
   'kilo_code',
   'kimi',
+  'amp',
 ] as const;
 export type ToolNamespace = (typeof TOOL_NAMESPACES)[number];
 

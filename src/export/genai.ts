@@ -67,6 +67,8 @@ const PROVIDER_BY_HARNESS: Readonly<Record<Harness, string | undefined>> = {
   kilo_code: undefined,
   // Kimi CLI and Kimi Code run Moonshot's models by default, and others through their providers.
   kimi: undefined,
+  // Amp routes each thread to Anthropic or OpenAI models (the usage names the model).
+  amp: undefined,
   // opencode runs any provider: its model ids say which ("openai/gpt-5", "anthropic/…").
   opencode: undefined,
   // MCP tool calls carry no model provider of their own.

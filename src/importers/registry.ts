@@ -34,6 +34,8 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./kilo-code/index.ts')).kiloCodeImporter;
     case 'kimi':
       return async () => (await import('./kimi/index.ts')).kimiImporter;
+    case 'amp':
+      return async () => (await import('./amp/index.ts')).ampImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

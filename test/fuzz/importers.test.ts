@@ -21,6 +21,7 @@ import { loadImporter } from '../../src/importers/registry.ts';
 import { IMPORTER_IDS, type Importer, type ImporterId, type ParsedFile } from '../../src/importers/types.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';
 import { fuzz, log, runsOf } from './harness.ts';
+import { documentText, elementsOf as documentElements } from '../importers/documents.ts';
 import { envelopeSeeds, mutatedLine, randomLine, REPO, seedLines } from './lines.ts';
 
 const IMPORTER_FIXTURES = join(REPO, 'test', 'importers');
@@ -387,7 +388,7 @@ describe.each(FORMATS)('fuzz: importer %s', (id, f) => {
 describe.each([...DOCUMENTS].map(([id, files]) => [id, files] as const))('fuzz: importer %s (whole documents)', (id, files) => {
   const importer = (): Importer => importers.get(id) as Importer;
   const docs = files.map((f) => ({ name: `/fuzz/${id}/tasks/${basename(dirname(f))}/${basename(f)}`, data: readFileSync(f) }));
-  const elementsOf = (data: Buffer): string[] => (JSON.parse(data.toString('utf8')) as unknown[]).map((e) => JSON.stringify(e));
+  const elementsOf = (data: Buffer): string[] => documentElements(JSON.parse(data.toString('utf8'))).elements.map((e) => JSON.stringify(e));
   const docArb = fc.oneof(
     // Byte damage anywhere in a document (its elements are one line when compact).
     fc.record({ doc: fc.constantFrom(...docs), cut: fc.nat(), bom: fc.boolean() }).chain(({ doc, cut, bom }) =>
@@ -404,7 +405,7 @@ describe.each([...DOCUMENTS].map(([id, files]) => [id, files] as const))('fuzz: 
         ok = false;
       }
       elements[at % elements.length] = ok ? text : JSON.stringify(text);
-      return { name: doc.name, data: Buffer.from(`[${elements.join(',')}]`, 'utf8') };
+      return { name: doc.name, data: Buffer.from(documentText(elements, documentElements(JSON.parse(doc.data.toString('utf8'))).shape, false).text, 'utf8') };
     }),
   );
   it('damaged documents: no throw, deterministic, malformed records and events well formed', () => {

@@ -15,6 +15,7 @@ import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
 import { pathsOf, type JsonPath } from '../helpers/json-paths.ts';
+import { documentText, elementsOf, isDocument, type DocumentShape } from './documents.ts';
 
 const FIXTURES = new URL('./', import.meta.url).pathname;
 const PROPERTY = { seed: 14, numRuns: 200 } as const;
@@ -210,6 +211,8 @@ function contractCase(id: ImporterId): ContractCase {
 interface DocumentCase {
   /** Per file name (the name picks the reader): the fixture documents' top-level elements as JSON text. */
   readonly pools: ReadonlyMap<string, readonly string[]>;
+  /** Per file name: how its document holds the elements (an array, or a thread's messages). */
+  readonly shapes: ReadonlyMap<string, DocumentShape>;
   /** A fixture document that imports without a malformed record. */
   readonly cleanFile: string;
 }
@@ -234,13 +237,15 @@ function derivedCase(id: ImporterId): ContractCase {
 function documentCase(id: ImporterId): DocumentCase {
   const files = FIXTURE_FILES.get(id) ?? [];
   const pools = new Map<string, string[]>();
+  const shapes = new Map<string, DocumentShape>();
   for (const f of files) {
-    const elements = JSON.parse(readFileSync(f, 'utf8')) as unknown[];
+    const { elements, shape } = elementsOf(JSON.parse(readFileSync(f, 'utf8')));
     const pool = pools.get(basename(f)) ?? [];
     pool.push(...elements.map((e) => JSON.stringify(e)).filter((t) => t.length <= MAX_POOL_LINE_CHARS));
     pools.set(basename(f), pool);
+    shapes.set(basename(f), shape);
   }
-  return { pools, cleanFile: files[0] ?? '' };
+  return { pools, shapes, cleanFile: files[0] ?? '' };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -499,21 +504,8 @@ describe.each(IMPORTER_IDS.filter((id) => !DOCUMENT_IDS.has(id)).map((id) => [id
 // imported for real.
 
 /** Spans of a generated document's elements: where each starts, for its line. */
-function documentOf(elements: readonly string[], pretty: boolean): { data: Buffer; lineOf: number[] } {
-  const lineOf: number[] = [];
-  let text = '[';
-  let line = 1;
-  elements.forEach((e, i) => {
-    if (i > 0) text += ',';
-    if (pretty) {
-      text += '\n  ';
-      line++;
-    }
-    lineOf.push(line);
-    text += e;
-    line += (e.match(/\n/g) ?? []).length;
-  });
-  text += pretty ? '\n]' : ']';
+function documentOf(elements: readonly string[], pretty: boolean, shape: DocumentShape = { head: undefined }): { data: Buffer; lineOf: number[] } {
+  const { text, lineOf } = documentText(elements, shape, pretty);
   return { data: Buffer.from(text, 'utf8'), lineOf };
 }
 
@@ -548,7 +540,8 @@ describe.each([...DOCUMENT_IDS].map((id) => [id, documentCase(id)] as const))('i
     );
     fc.assert(
       fc.property(fc.array(element, { minLength: 1, maxLength: 12 }), fc.boolean(), (elements, pretty) => {
-        const doc = documentOf(elements.map((e) => e.text), pretty);
+        const shape = c.shapes.get(name);
+        const doc = documentOf(elements.map((e) => e.text), pretty, shape);
         const parsed = importer().parseFile(path, doc.data);
         expect(parsed.completeBytes).toBe(0);
         expect(parsed.recordsRead).toBe(elements.length);
@@ -575,7 +568,7 @@ describe.each([...DOCUMENT_IDS].map((id) => [id, documentCase(id)] as const))('i
         }
         expect(importer().parseFile(path, Buffer.from(doc.data))).toEqual(parsed);
         // The same elements compact or pretty printed: the same events, malformed records by problem, counters.
-        const other = importer().parseFile(path, documentOf(elements.map((e) => e.text), !pretty).data);
+        const other = importer().parseFile(path, documentOf(elements.map((e) => e.text), !pretty, shape).data);
         expect(other.events.map((e) => e.line)).toEqual(parsed.events.map((e) => e.line));
         // (Compact, every element is on line 1: equal junk elements there are one dead letter, as their source and bytes are one.)
         const kinds = (p: ParsedFile): string[] => [...new Set((p.malformed ?? []).map((m) => `${m.problem} ${String(m.raw)}`))];
@@ -586,10 +579,12 @@ describe.each([...DOCUMENT_IDS].map((id) => [id, documentCase(id)] as const))('i
     );
   });
 
-  it('a document that is no JSON array is one malformed record with its bytes, and nothing else', () => {
-    const path = `/contract/${id}/tasks/1/${[...c.pools.keys()][0] ?? 'x.json'}`;
+  it('a document that is not of its format (no JSON array, no thread object) is one malformed record with its bytes, and nothing else', () => {
+    const name = [...c.pools.keys()][0] ?? 'x.json';
+    const path = `/contract/${id}/tasks/1/${name}`;
+    const shape = c.shapes.get(name) ?? { head: undefined };
     fc.assert(
-      fc.property(fc.oneof(junkArb, fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null')).filter((t) => { try { return !Array.isArray(JSON.parse(t)); } catch { return true; } }), (text) => {
+      fc.property(fc.oneof(junkArb, fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null')).filter((t) => { try { return !isDocument(JSON.parse(t), shape); } catch { return true; } }), (text) => {
         const data = Buffer.from(text, 'utf8');
         const parsed = importer().parseFile(path, data);
         expect(parsed.events).toEqual([]);
@@ -602,11 +597,12 @@ describe.each([...DOCUMENT_IDS].map((id) => [id, documentCase(id)] as const))('i
   });
 
   it('one damaged element imported for real is exactly one import_malformed dead letter; events in = rows + dead letters', async () => {
-    const elements = JSON.parse(readFileSync(c.cleanFile, 'utf8')) as unknown[];
+    const { elements, shape } = elementsOf(JSON.parse(readFileSync(c.cleanFile, 'utf8')));
+    const write = (list: unknown[]): string => documentText(list.map((e) => JSON.stringify(e)), shape, false).text;
     const dir = join(tmp.dir, id, 'tasks', basename(join(c.cleanFile, '..')));
     mkdirSync(dir, { recursive: true });
     const file = join(dir, basename(c.cleanFile));
-    writeFileSync(file, JSON.stringify([...elements.slice(0, 1), 17, ...elements.slice(1)]));
+    writeFileSync(file, write([...elements.slice(0, 1), 17, ...elements.slice(1)]));
     const summary = await runImport(importer(), [file], sink);
     expect(summary.malformedRecords).toBe(1);
     expect(summary.counts.eventsRead).toBe(summary.counts.rowsWritten + summary.counts.deadLetters);
@@ -619,7 +615,7 @@ describe.each([...DOCUMENT_IDS].map((id) => [id, documentCase(id)] as const))('i
     expect(rows).toEqual([{ reason: 'import_malformed', raw: '17', source: `${file}:1` }]);
     // Unchanged, the document is not read again; rewritten whole and grown, its dead letter is the same one.
     expect((await runImport(importer(), [file], sink)).filesRead).toBe(0);
-    writeFileSync(file, JSON.stringify([...elements.slice(0, 1), 17, ...elements.slice(1), { role: 'user', content: 'later' }]));
+    writeFileSync(file, write([...elements.slice(0, 1), 17, ...elements.slice(1), { role: 'user', content: 'later' }]));
     const again = await runImport(importer(), [file], sink);
     expect(again.filesRead).toBe(1);
     const stored = await sink.queryRows<{ n: string }>({ query: 'SELECT count() AS n FROM dead_letters FINAL WHERE startsWith(source, {file:String})', query_params: { file: `${file}:` } });

@@ -163,6 +163,7 @@ function importerInputs(): Record<ImporterId, string[]> {
     'roo-code': [fx('fixtures-roo-code')],
     'kilo-code': [fx('fixtures-kilo-code')],
     kimi: [fx('fixtures-kimi')],
+    amp: [fx('fixtures-amp')],
   };
 }
 

@@ -38,6 +38,8 @@ export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
   kimi: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Kimi CLI / Kimi Code kosong TokenUsage {input_other, output, input_cache_read, input_cache_creation}: input_other excludes both cache buckets; output is the whole completion, reasoning inside' },
   // The importer moves a gpt-* thread's cache creation into input (src/importers/amp/README.md).
   amp: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Amp message usage {inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens}: inputTokens excludes the cache (totalInputTokens = their sum); gpt-* threads log the uncached prompt as cache creation, written as input; output includes thinking' },
+  // Droid logs session totals only: one usage per session (src/importers/droid/README.md).
+  droid: { inputIncludesCache: false, outputIncludesReasoning: false, note: 'Factory Droid <session>.settings.json tokenUsage {inputTokens, outputTokens, cacheReadTokens, cacheCreationTokens, thinkingTokens}: session totals; input excludes the cache; thinking beside the output (as its readers take it; no source says)' },
 };
 
 export interface ObservedFigures {

@@ -56,6 +56,7 @@ export const TOOL_NAMESPACES = [
   'kilo_code',
   'kimi',
   'amp',
+  'droid',
 ] as const;
 export type ToolNamespace = (typeof TOOL_NAMESPACES)[number];
 

@@ -703,6 +703,35 @@ export const CATALOGUE = [
   { ns: 'amp', name: 'handoff', kind: 'other', label: 'Hand off to new thread', readOnly: false,
     input: null, large: ['goal'], specific: [] },
 
+  // ---------------------------------------------------------------- droid (Factory Droid: closed source; names and parameters from a captured
+  // Factory API request, cristminix/qwen-api-node @ 9a9863ad docs, and jazzyalex/agent-sessions @ 651e854f fixtures)
+  { ns: 'droid', name: 'Read', kind: 'read', label: 'Read file', readOnly: true,
+    input: { path: ['file_path'], offset: ['offset'], limit: ['limit'] }, large: [], specific: [] },
+  { ns: 'droid', name: 'LS', kind: 'read', label: 'List directory', readOnly: true,
+    input: { directory: ['directory_path'] }, large: [], specific: ['ignorePatterns'] },
+  { ns: 'droid', name: 'Execute', kind: 'execute', label: 'Run command', readOnly: false,
+    input: { command: ['command'] }, large: [], specific: ['timeout', 'riskLevel'] },
+  { ns: 'droid', name: 'Edit', kind: 'edit', label: 'Edit file', readOnly: false,
+    input: { path: ['file_path'] }, large: ['old_str', 'new_str'], specific: ['change_all'] },
+  { ns: 'droid', name: 'MultiEdit', kind: 'edit', label: 'Edit file (several)', readOnly: false,
+    input: { path: ['file_path'] }, large: ['edits'], specific: [] },
+  { ns: 'droid', name: 'Create', kind: 'edit', label: 'Write file', readOnly: false,
+    input: { path: ['file_path'] }, large: ['content'], specific: [] },
+  { ns: 'droid', name: 'ApplyPatch', kind: 'edit', label: 'Apply patch', readOnly: false,
+    input: null, large: ['input'], specific: [], note: 'the patch text (OpenAI models)' },
+  { ns: 'droid', name: 'Grep', kind: 'search', label: 'Search file contents', readOnly: true,
+    input: { pattern: ['pattern'], path: ['path'] }, large: [], specific: ['glob_pattern', 'output_mode', 'case_sensitive', 'line_numbers', 'context_before', 'context_after'] },
+  { ns: 'droid', name: 'Glob', kind: 'search', label: 'Find files', readOnly: true,
+    input: { directory: ['folder'] }, large: [], specific: ['patterns', 'excludePatterns'] },
+  { ns: 'droid', name: 'TodoWrite', kind: 'think', label: 'Update todo list', readOnly: true,
+    input: null, large: ['todos'], specific: [] },
+  { ns: 'droid', name: 'Task', kind: 'other', label: 'Run subagent', readOnly: false,
+    input: { description: ['description'] }, large: ['prompt'], specific: ['subagent_type'] },
+  { ns: 'droid', name: 'WebSearch', kind: 'search', label: 'Web search', readOnly: true,
+    input: { pattern: ['query'] }, large: [], specific: ['category', 'numResults'] },
+  { ns: 'droid', name: 'FetchUrl', kind: 'fetch', label: 'Fetch URL', readOnly: true,
+    input: null, large: [], specific: ['url'] },
+
   // ---------------------------------------------------------------- MCP meta-tools (any harness)
   // MCP tools are reachable through these two stable entry points (SPEC §1). A use_tool call is
   // attributed to the tool it names; its projection comes from tool_input.

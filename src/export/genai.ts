@@ -69,6 +69,8 @@ const PROVIDER_BY_HARNESS: Readonly<Record<Harness, string | undefined>> = {
   kimi: undefined,
   // Amp routes each thread to Anthropic or OpenAI models (the usage names the model).
   amp: undefined,
+  // Droid runs Anthropic, OpenAI and other models (its settings name the model).
+  droid: undefined,
   // opencode runs any provider: its model ids say which ("openai/gpt-5", "anthropic/…").
   opencode: undefined,
   // MCP tool calls carry no model provider of their own.

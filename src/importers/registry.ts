@@ -36,6 +36,8 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./kimi/index.ts')).kimiImporter;
     case 'amp':
       return async () => (await import('./amp/index.ts')).ampImporter;
+    case 'droid':
+      return async () => (await import('./droid/index.ts')).droidImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

@@ -164,6 +164,7 @@ function importerInputs(): Record<ImporterId, string[]> {
     'kilo-code': [fx('fixtures-kilo-code')],
     kimi: [fx('fixtures-kimi')],
     amp: [fx('fixtures-amp')],
+    droid: [fx('fixtures-droid')],
   };
 }
 

@@ -40,6 +40,8 @@ export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
   amp: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Amp message usage {inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens}: inputTokens excludes the cache (totalInputTokens = their sum); gpt-* threads log the uncached prompt as cache creation, written as input; output includes thinking' },
   // Droid logs session totals only: one usage per session (src/importers/droid/README.md).
   droid: { inputIncludesCache: false, outputIncludesReasoning: false, note: 'Factory Droid <session>.settings.json tokenUsage {inputTokens, outputTokens, cacheReadTokens, cacheCreationTokens, thinkingTokens}: session totals; input excludes the cache; thinking beside the output (as its readers take it; no source says)' },
+  // The importer takes the cache read out of the ledger's input (src/importers/goose/README.md).
+  goose: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Goose usage_ledger {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens}: input_tokens includes the cache read (total = input + output); the importer writes input - cache read; output includes reasoning' },
 };
 
 export interface ObservedFigures {

@@ -57,6 +57,7 @@ export const TOOL_NAMESPACES = [
   'kimi',
   'amp',
   'droid',
+  'goose',
 ] as const;
 export type ToolNamespace = (typeof TOOL_NAMESPACES)[number];
 

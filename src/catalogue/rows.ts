@@ -732,6 +732,34 @@ export const CATALOGUE = [
   { ns: 'droid', name: 'FetchUrl', kind: 'fetch', label: 'Fetch URL', readOnly: true,
     input: null, large: [], specific: ['url'] },
 
+  // ---------------------------------------------------------------- goose (block/goose: its built-in extensions' tools, named `<extension>__<tool>`;
+  // crates/goose-mcp/src/developer, crates/goose/src/agents/{platform_tools,subagent_execution_tool}.rs). Other
+  // extensions are MCP servers: their `server__tool` names are stored as MCP tools.
+  { ns: 'goose', name: 'developer__shell', kind: 'execute', label: 'Run command', readOnly: false,
+    input: { command: ['command'] }, large: [], specific: [] },
+  { ns: 'goose', name: 'developer__text_editor', kind: 'edit', label: 'View or edit file', readOnly: false,
+    input: { path: ['path'] }, large: ['file_text', 'old_str', 'new_str', 'diff'], specific: ['command', 'view_range', 'insert_line'], note: 'command: view, write, str_replace, insert, undo_edit' },
+  { ns: 'goose', name: 'developer__analyze', kind: 'search', label: 'Analyze code', readOnly: true,
+    input: { path: ['path'] }, large: [], specific: ['focus', 'follow_depth', 'max_depth'] },
+  { ns: 'goose', name: 'developer__image_processor', kind: 'read', label: 'Read image', readOnly: true,
+    input: { path: ['path'] }, large: [], specific: [] },
+  { ns: 'goose', name: 'developer__screen_capture', kind: 'read', label: 'Capture screen', readOnly: true,
+    input: null, large: [], specific: ['display', 'window_title'] },
+  { ns: 'goose', name: 'todo__todo_write', kind: 'think', label: 'Update todo list', readOnly: true,
+    input: null, large: ['content'], specific: [] },
+  { ns: 'goose', name: 'todo__todo_read', kind: 'think', label: 'Read todo list', readOnly: true,
+    input: null, large: [], specific: [] },
+  { ns: 'goose', name: 'platform__manage_extensions', kind: 'other', label: 'Enable or disable extension', readOnly: false,
+    input: null, large: [], specific: ['action', 'extension_name'] },
+  { ns: 'goose', name: 'platform__search_available_extensions', kind: 'search', label: 'Search extensions', readOnly: true,
+    input: null, large: [], specific: [] },
+  { ns: 'goose', name: 'platform__manage_schedule', kind: 'other', label: 'Manage schedule', readOnly: false,
+    input: null, large: [], specific: ['action'] },
+  { ns: 'goose', name: 'dynamic_task__create_task', kind: 'other', label: 'Create subagent task', readOnly: false,
+    input: null, large: ['task_parameters'], specific: [] },
+  { ns: 'goose', name: 'subagent__execute_task', kind: 'other', label: 'Run subagent tasks', readOnly: false,
+    input: null, large: [], specific: ['task_ids', 'execution_mode'] },
+
   // ---------------------------------------------------------------- MCP meta-tools (any harness)
   // MCP tools are reachable through these two stable entry points (SPEC §1). A use_tool call is
   // attributed to the tool it names; its projection comes from tool_input.

@@ -71,6 +71,8 @@ const PROVIDER_BY_HARNESS: Readonly<Record<Harness, string | undefined>> = {
   amp: undefined,
   // Droid runs Anthropic, OpenAI and other models (its settings name the model).
   droid: undefined,
+  // Goose runs any provider (Anthropic, OpenAI, Ollama, …; the ledger names the model).
+  goose: undefined,
   // opencode runs any provider: its model ids say which ("openai/gpt-5", "anthropic/…").
   opencode: undefined,
   // MCP tool calls carry no model provider of their own.

@@ -38,6 +38,8 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./amp/index.ts')).ampImporter;
     case 'droid':
       return async () => (await import('./droid/index.ts')).droidImporter;
+    case 'goose':
+      return async () => (await import('./goose/index.ts')).gooseImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

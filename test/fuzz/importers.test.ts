@@ -155,7 +155,7 @@ function format(id: ImporterId): Format {
     default:
       // A whole-document importer registered after the line formats above: fuzzed by the
       // document suite below, from the files its own listFiles finds in its fixture folder.
-      if (DOCUMENTS.has(id)) return { pool: null, fileName: 'x.json', oneRecordPerLine: true, contextRecord: none };
+      if (DOCUMENTS.has(id) || BINARY.has(id)) return { pool: null, fileName: 'x.json', oneRecordPerLine: true, contextRecord: none };
       // A line-format importer registered after the ones above: fuzzed with the lines of the
       // files its own listFiles finds in its fixture folder, under the first one's name (its
       // parser counts every record it reads for context as a skip, so none is a context record).
@@ -171,12 +171,16 @@ function format(id: ImporterId): Format {
 const DOCUMENTS = new Map<ImporterId, string[]>();
 /** Line-format importers without a case above: the fixture files their listFiles finds. */
 const LINE_FILES = new Map<ImporterId, string[]>();
+/** Binary whole-document importers (SQLite): fuzzed in test/importers/contract.test.ts's binary suite. */
+const BINARY = new Set<ImporterId>();
 for (const id of IMPORTER_IDS) {
   const dir = join(IMPORTER_FIXTURES, `fixtures-${id}`);
   if (!existsSync(dir)) continue;
   const importer = await loadImporter(id);
   const files = importer.listFiles([dir]);
-  if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'document')) DOCUMENTS.set(id, files);
+  // A binary document (a SQLite database) is checked by the contract suite's binary cases.
+  if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'document') && files.every((f) => !/^\s*[[{]/.test(readFileSync(f).subarray(0, 64).toString('latin1').replace(/^\xEF\xBB\xBF/, '')))) BINARY.add(id);
+  else if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'document')) DOCUMENTS.set(id, files);
   else if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'lines')) LINE_FILES.set(id, files);
 }
 
@@ -283,7 +287,7 @@ beforeAll(async () => {
   for (const id of IMPORTER_IDS) importers.set(id, await loadImporter(id));
 });
 
-const FORMATS = IMPORTER_IDS.filter((id) => !DOCUMENTS.has(id)).map((id) => [id, format(id)] as const);
+const FORMATS = IMPORTER_IDS.filter((id) => !DOCUMENTS.has(id) && !BINARY.has(id)).map((id) => [id, format(id)] as const);
 /** The importers fuzzed in this run (the others skip loudly): they share the case budget. */
 const FUZZED = Math.max(1, FORMATS.filter(([, f]) => f.pool !== null).length);
 

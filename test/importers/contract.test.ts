@@ -223,9 +223,17 @@ for (const id of IMPORTER_IDS) {
   if (existsSync(dir)) FIXTURE_FILES.set(id, (await loadImporter(id)).listFiles([dir]));
 }
 const DOCUMENT_IDS = new Set<ImporterId>();
+/** Whole-document importers of a binary format (a SQLite database: Goose): checked by the binary suite below. */
+const BINARY_IDS = new Set<ImporterId>();
 for (const [id, files] of FIXTURE_FILES) {
   const importer = await loadImporter(id);
-  if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'document')) DOCUMENT_IDS.add(id);
+  if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'document')) (files.every((f) => isBinaryDocument(f)) ? BINARY_IDS : DOCUMENT_IDS).add(id);
+}
+
+/** True for a document that is no JSON text (it starts with neither `[` nor `{`). */
+function isBinaryDocument(path: string): boolean {
+  const head = readFileSync(path).subarray(0, 64).toString('latin1').replace(/^\uFEFF|^\xEF\xBB\xBF/, '').trimStart();
+  return !head.startsWith('[') && !head.startsWith('{');
 }
 
 function derivedCase(id: ImporterId): ContractCase {
@@ -381,7 +389,7 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-describe.each(IMPORTER_IDS.filter((id) => !DOCUMENT_IDS.has(id)).map((id) => [id, contractCase(id)] as const))('importer contract: %s', (id, c) => {
+describe.each(IMPORTER_IDS.filter((id) => !DOCUMENT_IDS.has(id) && !BINARY_IDS.has(id)).map((id) => [id, contractCase(id)] as const))('importer contract: %s', (id, c) => {
   const importer = (): Importer => {
     const found = importers.get(id);
     if (!found) throw new Error(`Importer ${id} did not load`);
@@ -620,5 +628,76 @@ describe.each([...DOCUMENT_IDS].map((id) => [id, documentCase(id)] as const))('i
     expect(again.filesRead).toBe(1);
     const stored = await sink.queryRows<{ n: string }>({ query: 'SELECT count() AS n FROM dead_letters FINAL WHERE startsWith(source, {file:String})', query_params: { file: `${file}:` } });
     expect(Number(stored[0]?.n)).toBe(1);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Whole-document binary formats (a SQLite database read through the engine: Goose): the fixture
+// database reads without a malformed record, deterministically, every event one the decoder
+// accepts; bytes that are no database of the format are one malformed record with its bytes;
+// the database cut short anywhere never throws, and what it gives is well formed.
+
+describe.each([...BINARY_IDS].map((id) => [id, FIXTURE_FILES.get(id) ?? []] as const))('importer contract (binary documents): %s', (id, files) => {
+  const importer = (): Importer => {
+    const found = importers.get(id);
+    if (!found) throw new Error(`Importer ${id} did not load`);
+    return found;
+  };
+  const wellFormed = (path: string, data: Buffer, parsed: ParsedFile): void => {
+    expect(parsed.completeBytes).toBe(0);
+    for (const m of parsed.malformed ?? []) {
+      expect(m.endOffset).toBe(data.length);
+      expect(m.line).toBeGreaterThanOrEqual(1);
+      expect(m.problem).toMatch(/^\S+$/);
+      expect(m.detail).toMatch(/^\S.*\.$/s);
+    }
+    for (const e of parsed.events) {
+      expect(e.endOffset).toBe(data.length);
+      expect(e.source.startsWith(`${path}:`)).toBe(true);
+      const outcome = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, '2026-01-01 00:00:00.000');
+      expect(outcome.kind, `${e.source}: ${outcome.kind === 'dead' ? outcome.dead.detail : ''}`).not.toBe('dead');
+    }
+  };
+
+  it('the fixture databases read without a malformed record, deterministically, every event one the decoder accepts', () => {
+    for (const f of files) {
+      const data = readFileSync(f);
+      const parsed = importer().parseFile(f, data);
+      expect(parsed.malformed ?? []).toEqual([]);
+      expect(parsed.events.length).toBeGreaterThan(0);
+      wellFormed(f, data, parsed);
+      expect(importer().parseFile(f, Buffer.from(data))).toEqual(parsed);
+    }
+  });
+
+  it('bytes that are no database of the format are one malformed record with those bytes, and nothing else', () => {
+    const path = `/contract/${id}/${basename(files[0] ?? 'x.db')}`;
+    fc.assert(
+      fc.property(fc.oneof(fc.uint8Array({ minLength: 1, maxLength: 300 }), fc.jsonValue().map((v) => new Uint8Array(Buffer.from(JSON.stringify(v) ?? 'null')))), (bytes) => {
+        const data = Buffer.from(bytes);
+        const parsed = importer().parseFile(path, data);
+        expect(parsed.events).toEqual([]);
+        expect(parsed.malformed).toHaveLength(1);
+        expect(parsed.malformed?.[0]).toMatchObject({ line: 1, endOffset: data.length });
+        expect(Buffer.from(parsed.malformed?.[0]?.raw ?? '').equals(data)).toBe(true);
+      }),
+      { seed: 14, numRuns: 50 },
+    );
+  });
+
+  it('a database cut short or with bytes overwritten never throws; what it gives is well formed and deterministic', () => {
+    const data = readFileSync(files[0] ?? '');
+    const path = `/contract/${id}/${basename(files[0] ?? 'x.db')}`;
+    fc.assert(
+      fc.property(fc.nat({ max: data.length - 1 }), fc.nat({ max: data.length - 1 }), fc.uint8Array({ minLength: 1, maxLength: 64 }), fc.boolean(), (cut, at, bytes, truncate) => {
+        const damaged = Buffer.from(data);
+        if (!truncate) damaged.set(bytes.subarray(0, Math.max(0, damaged.length - at)), at);
+        const doc = truncate ? damaged.subarray(0, Math.max(1, cut)) : damaged;
+        const parsed = importer().parseFile(path, doc);
+        wellFormed(path, doc, parsed);
+        expect(importer().parseFile(path, Buffer.from(doc))).toEqual(parsed);
+      }),
+      { seed: 14, numRuns: 25 },
+    );
   });
 });

@@ -165,6 +165,7 @@ function importerInputs(): Record<ImporterId, string[]> {
     kimi: [fx('fixtures-kimi')],
     amp: [fx('fixtures-amp')],
     droid: [fx('fixtures-droid')],
+    goose: [fx('fixtures-goose')],
   };
 }
 

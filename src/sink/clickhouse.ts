@@ -33,6 +33,8 @@ interface ChdbRawInsert {
  * the default max_partitions_per_insert_block; 0 takes any number.
  */
 const INSERT_SETTINGS = { optimize_on_insert: 0, max_partitions_per_insert_block: 0 } as const;
+/** Largest TabSeparated body inserted inline into the embedded engine (larger: from a file). */
+const INLINE_INSERT_MAX_BYTES = 1 << 20;
 /** The same for @clickhouse/client, which types UInt64 settings as text. */
 const CLIENT_INSERT_SETTINGS = { optimize_on_insert: 0, max_partitions_per_insert_block: '0' } as const;
 
@@ -585,7 +587,19 @@ export class ClickHouseSink implements Sink {
   }
 
   private async insertTsvBodyOnce(table: string, body: Buffer, columns: readonly string[]): Promise<void> {
-    if (this.chdb) {
+    if (this.chdb && this.place.kind === 'embedded' && body.byteLength > INLINE_INSERT_MAX_BYTES) {
+      // A large body (a dead letter of a long line) from a file the engine reads: inline, the
+      // body travels inside the query text and the engine holds several copies of it (a 100 MB
+      // line peaked at 1.97 GB RSS; from a file, see bench/long-line.ts).
+      const file = join(this.place.dir, INSERTS_DIR, `${process.pid}-${++this.insertSeq}.tsv`);
+      try {
+        writeParts(file, [body]);
+        const names = columns.map((c) => `\`${c}\``).join(', ');
+        await this.client.command({ query: `INSERT INTO ${table} (${names}) FROM INFILE ${sqlString(file)} SETTINGS optimize_on_insert = 0, max_partitions_per_insert_block = 0 FORMAT TabSeparated` });
+      } finally {
+        await rm(file, { force: true }).catch(() => undefined);
+      }
+    } else if (this.chdb) {
       await this.chdb.rawInsert({ table, values: body, format: 'TabSeparated', columns, settings: INSERT_SETTINGS });
     } else {
       const [first, ...rest] = columns;

@@ -1,21 +1,25 @@
 // Issue 29, item 2: every report honours every scope flag it takes (--since, --until, --harness,
 // --host, the set `report html` takes) or refuses it with exit 2; bad days exit 2 in one line.
-// The real CLI on the real embedded engine, over the shipped fixtures without gemini_cli's
-// (so `--harness gemini_cli` is a harness with no rows at all).
+// The real CLI on both engines with the same assertions (test/helpers/engines.ts: embedded chdb
+// and a ClickHouse server), over the shipped fixtures without gemini_cli's (so `--harness
+// gemini_cli` is a harness with no rows at all); each engine's database is written once.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPORTS } from '../../src/cli/report-commands.ts';
 import { makeTempDir } from '../helpers/db.ts';
+import { cliEnv, forEachEngine } from '../helpers/engines.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const tmp = makeTempDir('report-scope');
 afterAll(() => tmp.cleanup());
-const DB = join(tmp.dir, 'db');
+
+/** The database of the engine under test (set in its beforeAll): `--db DIR` or `--clickhouse URL`. */
+let dbFlags: readonly string[] = [];
 
 function toolcanon(args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args, '--db', DB], { cwd: tmp.dir, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args, ...dbFlags], { cwd: tmp.dir, encoding: 'utf8', timeout: 120_000, env: cliEnv() });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -47,13 +51,14 @@ const SCOPES = {
 
 const EVENT_REPORTS = REPORTS.map((r) => r.name).filter((n) => n !== 'dead-letters');
 
-beforeAll(() => {
-  const dirs = readdirSync(join(ROOT, 'fixtures'), { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'gemini_cli').map((d) => join(ROOT, 'fixtures', d.name));
-  const r = toolcanon(['replay', ...dirs, '--format', 'json']);
-  expect(r.code, r.stderr).toBe(0);
-}, 120_000);
+await forEachEngine('test/cli/report-scope.test.ts', (engine) => describe('report scope flags (issue 29 item 2)', () => {
+  beforeAll(async () => {
+    dbFlags = (await engine.database('report-scope')).flags;
+    const dirs = readdirSync(join(ROOT, 'fixtures'), { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'gemini_cli').map((d) => join(ROOT, 'fixtures', d.name));
+    const r = toolcanon(['replay', ...dirs, '--format', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+  }, 120_000);
 
-describe('report scope flags (issue 29 item 2)', () => {
   const unscoped = new Map<string, Record<string, unknown>[]>();
   const full = (name: string): Record<string, unknown>[] => {
     let rows = unscoped.get(name);
@@ -74,7 +79,7 @@ describe('report scope flags (issue 29 item 2)', () => {
 
   it('report html --host counts the dead letters of that machine only, as report dead-letters --host does', () => {
     const page = (flags: string[]): Record<string, number> => {
-      const out = join(tmp.dir, `dl-${flags.join('_').replace(/[^a-z0-9_-]/gi, '')}.html`);
+      const out = join(tmp.dir, `dl-${engine.name}-${flags.join('_').replace(/[^a-z0-9_-]/gi, '')}.html`);
       const r = toolcanon(['report', 'html', '--out', out, ...flags]);
       expect(r.code, r.stderr).toBe(0);
       return JSON.parse(/"headline":(\{[^}]*\})/.exec(readFileSync(out, 'utf8'))?.[1] ?? '{}') as Record<string, number>;
@@ -110,6 +115,13 @@ describe('report scope flags (issue 29 item 2)', () => {
       expect(r.stderr.split('\n')[0]).toBe(`toolcanon: report dead-letters takes no ${flag} (a dead letter has no event time or harness); it takes --host`);
       expect(r.stdout).toBe('');
     }
+  });
+}));
+
+// Usage mistakes: refused before any database is opened, so on one engine (a data directory never made).
+describe('report scope flags: usage mistakes (issue 29 item 2)', () => {
+  beforeAll(() => {
+    dbFlags = ['--db', join(tmp.dir, 'never-made')];
   });
 
   it.each(REPORTS.map((r) => r.name))('report %s: a bad day or harness exits 2 in one line, before any work', (name) => {

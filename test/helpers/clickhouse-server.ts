@@ -111,12 +111,15 @@ export async function serverQuery(url: string, sql: string): Promise<string> {
   const database = u.pathname.replace(/^\/+|\/+$/g, '');
   const target = new URL(`${baseOf(url)}/`);
   if (database !== '') target.searchParams.set('database', database);
-  // A kept-alive connection the server closed while idle (seen on a loaded machine: "fetch
-  // failed", cause UND_ERR_SOCKET "other side closed") never carried the statement: sent again,
-  // once, on a new connection.
+  // A kept-alive connection the server closed while idle never carried the statement: sent
+  // again, once, on a new connection. Seen on a loaded machine as "fetch failed" with cause
+  // UND_ERR_SOCKET ("other side closed"), and as cause EPIPE ("write EPIPE": the request written
+  // into the closed socket), e.g. when a file's server half starts after minutes of its embedded
+  // half, on the connection its first /ping left open.
   const send = (): Promise<Response> => fetch(target, { method: 'POST', body: sql, signal: AbortSignal.timeout(60_000) });
   const res = await send().catch((error: unknown) => {
-    if ((error as { cause?: { code?: string } }).cause?.code === 'UND_ERR_SOCKET') return send();
+    const code = (error as { cause?: { code?: string } }).cause?.code;
+    if (code === 'UND_ERR_SOCKET' || code === 'EPIPE') return send();
     throw error;
   });
   const text = await res.text();

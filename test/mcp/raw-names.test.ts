@@ -2,14 +2,15 @@
 // the server's own name (`create_issue`); the registry qualifies it (`server__tool`, SPEC §2).
 // Such a name is qualified with the snapshot's server and the row says so (name_qualified), so
 // two servers' `create_issue` stay two tools, in mcp_tool_registrations and in `report mcp`;
-// names already qualified keep the one-separator rule. The real CLI on a real embedded engine;
-// then a database whose rows were stored before (raw name, flagged) migrated to the same rows.
+// names already qualified keep the one-separator rule. The real CLI on both engines with the same
+// assertions (test/helpers/engines.ts: embedded chdb and a ClickHouse server); then a database
+// whose rows were stored before (raw name, flagged) migrated to the same rows.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeEvent } from '../../src/decode/event.ts';
-import { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { makeTempDir } from '../helpers/db.ts';
+import { forEachEngine } from '../helpers/engines.ts';
 import { cli } from '../helpers/faults.ts';
 
 const tmp = makeTempDir('mcp-raw-names');
@@ -48,17 +49,17 @@ interface Registration {
   flags: string[];
 }
 
-describe('tools listed by their own names (no separator)', () => {
-  const input = join(tmp.dir, 'snapshots.jsonl');
-  writeFileSync(input, `${LINES.join('\n')}\n`);
-  const db = join(tmp.dir, 'db');
+const input = join(tmp.dir, 'snapshots.jsonl');
+writeFileSync(input, `${LINES.join('\n')}\n`);
 
+await forEachEngine('test/mcp/raw-names.test.ts', (engine) => describe('tools listed by their own names (no separator)', () => {
   it('are qualified with the snapshot\'s server: two servers\' create_issue stay two rows, in the table and in report mcp', async () => {
-    const replay = await cli(['replay', input, '--db', db, '--format', 'json', '--no-progress']);
+    const db = (await engine.database('mcp-raw-names')).flags;
+    const replay = await cli(['replay', input, ...db, '--format', 'json', '--no-progress']);
     expect(replay.code, replay.stderr).toBe(0);
 
     const query = async (columns: string): Promise<Registration[]> => {
-      const q = await cli(['query', `SELECT ${columns} FROM mcp_tool_registrations FINAL ORDER BY server, qualified_name`, '--db', db, '--format', 'json']);
+      const q = await cli(['query', `SELECT ${columns} FROM mcp_tool_registrations FINAL ORDER BY server, qualified_name`, ...db, '--format', 'json']);
       expect(q.code, q.stderr).toBe(0);
       return q.stdout.trim().split('\n').map((l) => JSON.parse(l) as Registration);
     };
@@ -77,7 +78,7 @@ describe('tools listed by their own names (no separator)', () => {
       { server: 'my__srv', qualified_name: 'my__srv__ping', name_qualified: true, mcp_server: '', mcp_tool: '', flags: ['bad_mcp_name'] },
     ]);
 
-    const report = await cli(['report', 'mcp', '--db', db, '--format', 'json']);
+    const report = await cli(['report', 'mcp', ...db, '--format', 'json']);
     expect(report.code, report.stderr).toBe(0);
     const servers = new Map(report.stdout.trim().split('\n').map((l) => JSON.parse(l) as { server: string; model_visible: number; bad_names: number }).map((r) => [r.server, r]));
     expect(servers.get('github')).toMatchObject({ model_visible: 3, bad_names: 0 });
@@ -95,25 +96,21 @@ describe('tools listed by their own names (no separator)', () => {
   }, 120_000);
 
   it('rows stored before (the raw name, flagged bad_mcp_name) are stored again qualified by the migration, with the ids a replay gives now', async () => {
-    const sink = await ClickHouseSink.open({ db: join(tmp.dir, 'old') });
-    try {
-      // What the decoder stored before: the own name as the qualified name, flagged, no server.
-      const now = decodeEvent(Buffer.from(LINES[0] as string), 'old.jsonl:1', '2026-12-10 15:00:00.000');
-      if (now.kind !== 'mcp') throw new Error('not an MCP event');
-      const before = now.registrations.map((r) => ({ ...r, registration_id: `old-${r.mcp_tool}`, qualified_name: r.mcp_tool, name_qualified: false, mcp_server: '', mcp_tool: '', flags: ['bad_mcp_name' as const] }));
-      await sink.writeMcpToolRegistrations(before);
-      await sink.client.command({ query: 'ALTER TABLE schema_migrations DELETE WHERE version = 11 SETTINGS mutations_sync = 2' });
-      await sink.migrate();
-      const rows = await sink.queryRows<Registration & { registration_id: string }>(
-        'SELECT registration_id, server, qualified_name, name_qualified, mcp_server, mcp_tool, flags FROM mcp_tool_registrations FINAL ORDER BY qualified_name',
-      );
-      expect(rows).toEqual(now.registrations.map((r) => ({ registration_id: r.registration_id, server: r.server, qualified_name: r.qualified_name, name_qualified: true, mcp_server: r.mcp_server, mcp_tool: r.mcp_tool, flags: [] })));
-      // Run again: nothing changes.
-      await sink.client.command({ query: 'ALTER TABLE schema_migrations DELETE WHERE version = 11 SETTINGS mutations_sync = 2' });
-      await sink.migrate();
-      expect(await sink.queryRows('SELECT registration_id, server, qualified_name, name_qualified, mcp_server, mcp_tool, flags FROM mcp_tool_registrations FINAL ORDER BY qualified_name')).toEqual(rows);
-    } finally {
-      await sink.close();
-    }
+    const sink = await engine.open(await engine.database('mcp-raw-names-old'));
+    // What the decoder stored before: the own name as the qualified name, flagged, no server.
+    const now = decodeEvent(Buffer.from(LINES[0] as string), 'old.jsonl:1', '2026-12-10 15:00:00.000');
+    if (now.kind !== 'mcp') throw new Error('not an MCP event');
+    const before = now.registrations.map((r) => ({ ...r, registration_id: `old-${r.mcp_tool}`, qualified_name: r.mcp_tool, name_qualified: false, mcp_server: '', mcp_tool: '', flags: ['bad_mcp_name' as const] }));
+    await sink.writeMcpToolRegistrations(before);
+    await sink.client.command({ query: 'ALTER TABLE schema_migrations DELETE WHERE version = 11 SETTINGS mutations_sync = 2' });
+    await sink.migrate();
+    const rows = await sink.queryRows<Registration & { registration_id: string }>(
+      'SELECT registration_id, server, qualified_name, name_qualified, mcp_server, mcp_tool, flags FROM mcp_tool_registrations FINAL ORDER BY qualified_name',
+    );
+    expect(rows).toEqual(now.registrations.map((r) => ({ registration_id: r.registration_id, server: r.server, qualified_name: r.qualified_name, name_qualified: true, mcp_server: r.mcp_server, mcp_tool: r.mcp_tool, flags: [] })));
+    // Run again: nothing changes.
+    await sink.client.command({ query: 'ALTER TABLE schema_migrations DELETE WHERE version = 11 SETTINGS mutations_sync = 2' });
+    await sink.migrate();
+    expect(await sink.queryRows('SELECT registration_id, server, qualified_name, name_qualified, mcp_server, mcp_tool, flags FROM mcp_tool_registrations FINAL ORDER BY qualified_name')).toEqual(rows);
   }, 120_000);
-});
+}));

@@ -2,7 +2,8 @@
 // the session of test/mcp/fixtures-definitions (two tools visible, one disabled mid-session) gives
 // a page with no request and no console error whose table lists the costliest tools with the
 // figures of `report discovery --by tool --format json` (hand-computed in
-// test/mcp/definitions.e2e.test.ts), and fits its card at 1400 and 390 px.
+// test/mcp/definitions.e2e.test.ts), and fits its card at 1400 and 390 px. On both engines with the
+// same assertions (test/helpers/engines.ts: embedded chdb and a ClickHouse server).
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,23 +11,29 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrSkip } from '../helpers/browser.ts';
 import { makeTempDir } from '../helpers/db.ts';
+import { cliEnv, forEachEngine } from '../helpers/engines.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const FIXTURE = join(ROOT, 'test/mcp/fixtures-definitions/session.jsonl');
 const tmp = makeTempDir('html-definitions');
 const executablePath = chromiumOrSkip('test/report/definitions.browser.test.ts (report html in Chromium)');
+afterAll(() => tmp.cleanup());
+
+/** The database of the engine under test (set in its beforeAll): `--db DIR` or `--clickhouse URL`. */
+let dbFlags: readonly string[] = [];
 
 function toolcanon(args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args, '--db', join(tmp.dir, 'db')], { cwd: tmp.dir, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args, ...dbFlags], { cwd: tmp.dir, encoding: 'utf8', env: cliEnv() });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe.skipIf(executablePath === null)('the definition costs in the HTML report', () => {
+await forEachEngine('test/report/definitions.browser.test.ts', (engine) => describe.skipIf(executablePath === null)('the definition costs in the HTML report', () => {
   let browser: Browser;
   const prices = join(tmp.dir, 'prices.json');
-  const page = join(tmp.dir, 'report.html');
+  const page = join(tmp.dir, `report-${engine.name}.html`);
 
   beforeAll(async () => {
+    dbFlags = (await engine.database('html-definitions')).flags;
     expect(toolcanon(['replay', FIXTURE]).code).toBe(0);
     writeFileSync(prices, JSON.stringify({ 'grok-4': { input: 3, cache_read: 0.3, cache_write: 3.75, output: 15 } }));
     const r = toolcanon(['report', 'html', '--out', page, '--prices', prices]);
@@ -35,7 +42,6 @@ describe.skipIf(executablePath === null)('the definition costs in the HTML repor
   });
   afterAll(async () => {
     await browser?.close();
-    tmp.cleanup();
   });
 
   for (const width of [1400, 390]) {
@@ -78,4 +84,4 @@ describe.skipIf(executablePath === null)('the definition costs in the HTML repor
       await context.close();
     });
   }
-});
+}));

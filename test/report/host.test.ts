@@ -1,6 +1,7 @@
 // Reports filter and group by machine (issue 16): `--host H` on every report, `--by host` where
-// --by exists, through the CLI into real embedded ClickHouse. Expected figures are counted by hand
-// from the events written below.
+// --by exists, through the CLI into a real ClickHouse, on both engines with the same assertions
+// (test/helpers/engines.ts: embedded chdb and a ClickHouse server). Expected figures are counted
+// by hand from the events written below.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,13 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPORTS } from '../../src/cli/report-commands.ts';
 import { eventLine } from '../helpers/events.ts';
 import { makeTempDir } from '../helpers/db.ts';
+import { cliEnv, forEachEngine } from '../helpers/engines.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const tmp = makeTempDir('report-host');
 afterAll(() => tmp.cleanup());
 
+/** The database the tests of one engine read (set in its beforeAll): `--db DIR` or `--clickhouse URL`. */
+let flags: readonly string[] = [];
+
 function toolcanon(args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args], { cwd: tmp.dir, encoding: 'utf8', env: { ...process.env, TOOLCANON_DB: join(tmp.dir, 'db') } });
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args, ...flags], { cwd: tmp.dir, encoding: 'utf8', env: cliEnv() });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -50,14 +55,15 @@ const LINES = [
   'not json',
 ];
 
-describe('reports by machine', () => {
+await forEachEngine('test/report/host.test.ts', (engine) => describe('reports by machine', () => {
   // tool-search.jsonl: 5 tool_use blocks and 5 responses (distinct message.id / requestId), counted by hand.
   const log = join(ROOT, 'test/importers/fixtures-claude-code/tool-search.jsonl');
   let imported: ReturnType<typeof toolcanon>;
   let importedAgain: ReturnType<typeof toolcanon>;
   // Everything is written here (the tests pass in any order); the machine gamma of the import is
   // left out of the replay's figures below.
-  beforeAll(() => {
+  beforeAll(async () => {
+    flags = (await engine.database('report-host')).flags;
     const file = join(tmp.dir, 'events.jsonl');
     writeFileSync(file, `${LINES.join('\n')}\n`);
     const r = toolcanon(['replay', file, '--allow-dead-letters']);
@@ -130,4 +136,4 @@ describe('reports by machine', () => {
     expect(json(['report', 'breaches', '--host', 'alpha'])).toEqual([]);
     expect(json(['report', 'breaches', '--host', 'delta']).map((r) => [r['session_id'], r['host'], r['used_tokens']])).toEqual([['sd', 'delta', 900]]);
   });
-});
+}));

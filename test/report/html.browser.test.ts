@@ -1,7 +1,9 @@
 // `toolcanon report html` in a real headless Chromium (Debian's chromium through playwright-core):
 // the page made from the replayed fixtures loads from disk with no network request (every request
 // is blocked and counted) and no console error, every chart drew, the headline figures equal the
-// CLI's --format json figures for the same database, and the sessions table sorts on click.
+// CLI's --format json figures for the same database, and the sessions table sorts on click. On both
+// engines with the same assertions (test/helpers/engines.ts: the page made from an embedded
+// database and from a ClickHouse server's).
 // UPDATE_SCREENSHOTS=1 writes docs/report-html.png and docs/report-html-dark.png.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,13 +12,18 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrSkip } from '../helpers/browser.ts';
 import { makeTempDir } from '../helpers/db.ts';
+import { cliEnv, forEachEngine } from '../helpers/engines.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const tmp = makeTempDir('html');
 const executablePath = chromiumOrSkip('test/report/html.browser.test.ts (report html in Chromium)');
+afterAll(() => tmp.cleanup());
+
+/** The database of the engine under test (set in its beforeAll): `--db DIR` or `--clickhouse URL`. */
+let dbFlags: readonly string[] = [];
 
 function toolcanon(args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args, '--db', join(tmp.dir, 'db')], { cwd: tmp.dir, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args, ...dbFlags], { cwd: tmp.dir, encoding: 'utf8', env: cliEnv() });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 function cliRows(args: string[]): Record<string, unknown>[] {
@@ -36,13 +43,14 @@ interface Loaded {
   blocked: string[];
 }
 
-describe.skipIf(executablePath === null)('report html in headless Chromium', () => {
+await forEachEngine('test/report/html.browser.test.ts', (engine) => describe.skipIf(executablePath === null)('report html in headless Chromium', () => {
   let browser: Browser;
   const pricesFile = join(tmp.dir, 'grok-price.json');
-  const plain = join(tmp.dir, 'report.html');
-  const priced = join(tmp.dir, 'report-priced.html');
+  const plain = join(tmp.dir, `report-${engine.name}.html`);
+  const priced = join(tmp.dir, `report-priced-${engine.name}.html`);
 
   beforeAll(async () => {
+    dbFlags = (await engine.database('html')).flags;
     const replay = toolcanon(['replay', join(ROOT, 'fixtures'), '--format', 'json']);
     expect(replay.code, replay.stderr).toBe(0);
     // The fixtures' only usage is grok-4, which has no shipped price: one page as shipped (cost
@@ -57,7 +65,6 @@ describe.skipIf(executablePath === null)('report html in headless Chromium', () 
   });
   afterAll(async () => {
     await browser?.close();
-    tmp.cleanup();
   });
 
   async function load(file: string, options: { colorScheme?: 'light' | 'dark'; width?: number } = {}): Promise<Loaded> {
@@ -176,14 +183,14 @@ describe.skipIf(executablePath === null)('report html in headless Chromium', () 
       expect(view.consoleErrors).toEqual([]);
       // Nothing wider than the viewport: the page reads on a phone without sideways scrolling.
       expect(Number(await view.page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(width);
-      const out = join(tmp.dir, name);
+      const out = join(tmp.dir, `${engine.name}-${name}`);
       // The page down to the end of the context charts (the phone: its first 1800 px), taken with
       // the viewport as tall as the page so that no chart is resized while it is captured.
       const height = width > 600 ? Math.ceil(Number(await view.page.evaluate("document.getElementById('h-drift').getBoundingClientRect().top + window.scrollY - 16"))) : 1800;
       await view.page.setViewportSize({ width, height: Number(await view.page.evaluate('document.documentElement.scrollHeight')) });
       await view.page.waitForTimeout(300);
       await view.page.screenshot({ path: out, clip: { x: 0, y: 0, width, height } });
-      if (process.env['UPDATE_SCREENSHOTS'] === '1' && width > 600) copyFileSync(out, join(ROOT, 'docs', name));
+      if (process.env['UPDATE_SCREENSHOTS'] === '1' && width > 600 && engine.name === 'embedded') copyFileSync(out, join(ROOT, 'docs', name));
     }
   });
-});
+}));

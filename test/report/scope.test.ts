@@ -1,5 +1,6 @@
-// --since / --until / --harness applied to the CLI's own report SQL, run in embedded ClickHouse.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// --since / --until / --harness applied to the CLI's own report SQL, run in a real ClickHouse on
+// both engines with the same assertions (test/helpers/engines.ts: embedded chdb and a server).
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   BREACHES_REPORT_SQL,
   DISCOVERY_BY_MODEL_SQL,
@@ -15,18 +16,16 @@ import { applyScope, parseDay } from '../../src/report/scope.ts';
 import { usageReportRows } from '../../src/report/usage.ts';
 import { replayPaths } from '../../src/pipeline.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
-import { openTempSink } from '../helpers/db.ts';
+import { forEachEngine } from '../helpers/engines.ts';
 
 const FIXTURES = new URL('../../fixtures/', import.meta.url).pathname;
 
-describe('report scope', () => {
+await forEachEngine('test/report/scope.test.ts', (engine) => describe('report scope', () => {
   let sink: ClickHouseSink;
-  let cleanup: () => Promise<void>;
   beforeAll(async () => {
-    ({ sink, cleanup } = await openTempSink('scope'));
+    sink = await engine.openSink('scope');
     await replayPaths([FIXTURES], sink);
   });
-  afterAll(async () => cleanup?.());
 
   it('rewrites each read of an analytics table, keeping FINAL and aliases; dead letters stay whole', () => {
     const scoped = applyScope('SELECT 1 FROM tool_calls FINAL AS t JOIN token_usage ON 1 FROM dead_letters FINAL', { harness: 'codex' });
@@ -61,4 +60,4 @@ describe('report scope', () => {
     expect(data.context[0]).toMatchObject({ session_id: 'sess-compaction' });
     expect(data.context[0]?.breach_points).toHaveLength(2);
   });
-});
+}));

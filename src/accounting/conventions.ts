@@ -42,6 +42,8 @@ export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
   droid: { inputIncludesCache: false, outputIncludesReasoning: false, note: 'Factory Droid <session>.settings.json tokenUsage {inputTokens, outputTokens, cacheReadTokens, cacheCreationTokens, thinkingTokens}: session totals; input excludes the cache; thinking beside the output (as its readers take it; no source says)' },
   // The importer takes the cache read out of the ledger's input (src/importers/goose/README.md).
   goose: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Goose usage_ledger {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens}: input_tokens includes the cache read (total = input + output); the importer writes input - cache read; output includes reasoning' },
+  // Hermes keeps session totals only: one usage per session (src/importers/hermes/README.md).
+  hermes_agent: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Hermes Agent sessions.{input,output,cache_read,cache_write,reasoning}_tokens: session totals, normalised by Hermes per provider (agent/usage_pricing.py normalize_usage): input excludes the cache; reasoning inside output (OpenAI completion_tokens)' },
 };
 
 export interface ObservedFigures {

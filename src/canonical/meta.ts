@@ -58,6 +58,7 @@ export const TOOL_NAMESPACES = [
   'amp',
   'droid',
   'goose',
+  'hermes_agent',
 ] as const;
 export type ToolNamespace = (typeof TOOL_NAMESPACES)[number];
 

@@ -760,6 +760,37 @@ export const CATALOGUE = [
   { ns: 'goose', name: 'subagent__execute_task', kind: 'other', label: 'Run subagent tasks', readOnly: false,
     input: null, large: [], specific: ['task_ids', 'execution_mode'] },
 
+  // ---------------------------------------------------------------- hermes_agent (NousResearch/hermes-agent tools/*.py, as its readers and
+  // the research notes give them; parameters to verify against the writer). MCP tools (mcp_<server>_<tool>) are stored as `server__tool`.
+  { ns: 'hermes_agent', name: 'terminal', kind: 'execute', label: 'Run command', readOnly: false,
+    input: { command: ['command'], cwd: ['workdir'] }, large: [], specific: ['background', 'timeout'] },
+  { ns: 'hermes_agent', name: 'read_file', kind: 'read', label: 'Read file', readOnly: true,
+    input: { path: ['path'], offset: ['offset'], limit: ['limit'] }, large: [], specific: [] },
+  { ns: 'hermes_agent', name: 'write_file', kind: 'edit', label: 'Write file', readOnly: false,
+    input: { path: ['path'] }, large: ['content'], specific: [] },
+  { ns: 'hermes_agent', name: 'patch', kind: 'edit', label: 'Edit file', readOnly: false,
+    input: { path: ['path'] }, large: ['old_string', 'new_string', 'patch'], specific: ['mode', 'replace_all'] },
+  { ns: 'hermes_agent', name: 'search_files', kind: 'search', label: 'Search files', readOnly: true,
+    input: { pattern: ['pattern'], path: ['path'], limit: ['limit'] }, large: [], specific: ['target', 'file_glob', 'output_mode'] },
+  { ns: 'hermes_agent', name: 'web_search', kind: 'search', label: 'Web search', readOnly: true,
+    input: { pattern: ['query'] }, large: [], specific: [] },
+  { ns: 'hermes_agent', name: 'web_extract', kind: 'fetch', label: 'Fetch URLs', readOnly: true,
+    input: null, large: [], specific: ['urls'] },
+  { ns: 'hermes_agent', name: 'vision_analyze', kind: 'read', label: 'Analyze image', readOnly: true,
+    input: null, large: ['question'], specific: ['image_url'] },
+  { ns: 'hermes_agent', name: 'execute_code', kind: 'execute', label: 'Run code', readOnly: false,
+    input: null, large: ['code'], specific: [] },
+  { ns: 'hermes_agent', name: 'delegate_task', kind: 'other', label: 'Run subagent', readOnly: false,
+    input: null, large: ['goal', 'context', 'tasks'], specific: ['toolsets'] },
+  { ns: 'hermes_agent', name: 'todo', kind: 'think', label: 'Update todo list', readOnly: true,
+    input: null, large: ['todos'], specific: ['merge'] },
+  { ns: 'hermes_agent', name: 'memory', kind: 'edit', label: 'Update memory', readOnly: false,
+    input: null, large: ['content', 'old_text'], specific: ['action', 'target'] },
+  { ns: 'hermes_agent', name: 'send_message', kind: 'other', label: 'Send message', readOnly: false,
+    input: null, large: ['message'], specific: ['target'] },
+  { ns: 'hermes_agent', name: 'cronjob', kind: 'other', label: 'Manage scheduled job', readOnly: false,
+    input: null, large: ['prompt'], specific: ['action', 'schedule'] },
+
   // ---------------------------------------------------------------- MCP meta-tools (any harness)
   // MCP tools are reachable through these two stable entry points (SPEC §1). A use_tool call is
   // attributed to the tool it names; its projection comes from tool_input.

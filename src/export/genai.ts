@@ -73,6 +73,8 @@ const PROVIDER_BY_HARNESS: Readonly<Record<Harness, string | undefined>> = {
   droid: undefined,
   // Goose runs any provider (Anthropic, OpenAI, Ollama, …; the ledger names the model).
   goose: undefined,
+  // Hermes runs any OpenAI-compatible provider (OpenRouter, Nous Portal, OpenAI, Anthropic).
+  hermes_agent: undefined,
   // opencode runs any provider: its model ids say which ("openai/gpt-5", "anthropic/…").
   opencode: undefined,
   // MCP tool calls carry no model provider of their own.

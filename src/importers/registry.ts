@@ -40,6 +40,8 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./droid/index.ts')).droidImporter;
     case 'goose':
       return async () => (await import('./goose/index.ts')).gooseImporter;
+    case 'hermes-agent':
+      return async () => (await import('./hermes/index.ts')).hermesAgentImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

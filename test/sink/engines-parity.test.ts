@@ -166,6 +166,7 @@ function importerInputs(): Record<ImporterId, string[]> {
     amp: [fx('fixtures-amp')],
     droid: [fx('fixtures-droid')],
     goose: [fx('fixtures-goose')],
+    'hermes-agent': [fx('fixtures-hermes-agent')],
   };
 }
 

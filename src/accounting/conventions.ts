@@ -10,6 +10,8 @@ export interface UsageConvention {
   /** Codex / OpenAI and Claude (thinking): yes. opencode reports reasoning separately. */
   readonly outputIncludesReasoning: boolean;
   readonly note: string;
+  /** The harness logs its figures rounded (Aider's `3.2k sent`): its usage rows are flagged `approximate`. */
+  readonly approximate?: true;
 }
 
 export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
@@ -44,6 +46,8 @@ export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
   goose: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Goose usage_ledger {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens}: input_tokens includes the cache read (total = input + output); the importer writes input - cache read; output includes reasoning' },
   // Hermes keeps session totals only: one usage per session (src/importers/hermes/README.md).
   hermes_agent: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Hermes Agent sessions.{input,output,cache_read,cache_write,reasoning}_tokens: session totals, normalised by Hermes per provider (agent/usage_pricing.py normalize_usage): input excludes the cache; reasoning inside output (OpenAI completion_tokens)' },
+  // Aider prints rounded figures (src/importers/aider/README.md): its rows are flagged approximate.
+  aider: { inputIncludesCache: false, outputIncludesReasoning: true, approximate: true, note: 'Aider `> Tokens: <sent> sent, [<w> cache write, <h> cache hit,] <r> received`: sent is the whole prompt (the importer writes sent - cache figures); figures rounded to 1.2k / 13k by format_tokens: approximate' },
 };
 
 export interface ObservedFigures {

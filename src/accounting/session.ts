@@ -9,7 +9,7 @@ import type { ToolCallRow } from '../model/records.ts';
 import type { BreachRow, FigureSource, TokenUsageRow } from '../model/usage.ts';
 import { estimateImageTokens, estimateTokensFromBytes, exceedsThresholdWithHeadroom, saturatingAdd, usagePercentage } from './arithmetic.ts';
 import type { ContentClass } from './content-class.ts';
-import { normaliseContextTokens } from './conventions.ts';
+import { normaliseContextTokens, USAGE_CONVENTIONS } from './conventions.ts';
 import { ModelTable } from './models.ts';
 
 /** What the accounting reads of a tool call: its identity and the size of its output. */
@@ -280,7 +280,8 @@ export class ContextAccountant {
     s.estimatedSinceObserved = 0n;
     s.classesSinceObserved = [];
     const breach = this.evaluate(s, u, 'usage', ingestedAt);
-    const flags = s.contextWindowTokens === null ? ['unknown_model_window'] : [];
+    // A harness that logs rounded figures (Aider): the row says so.
+    const flags = [...(s.contextWindowTokens === null ? ['unknown_model_window'] : []), ...(USAGE_CONVENTIONS[u.harness].approximate ? ['approximate'] : [])];
     const usage = this.row(
       s,
       { event_id: u.event_id, ts: u.ts, harness: u.harness, session_id: u.session_id, agent_id: u.agent_id, host: u.host, device_id: u.device_id, turn_id: u.turn_id, model: u.model, source: 'observed', request_id: u.request_id, origin: u.source, ingested_at: ingestedAt },

@@ -59,6 +59,7 @@ export const TOOL_NAMESPACES = [
   'droid',
   'goose',
   'hermes_agent',
+  'aider',
 ] as const;
 export type ToolNamespace = (typeof TOOL_NAMESPACES)[number];
 

@@ -791,6 +791,15 @@ export const CATALOGUE = [
   { ns: 'hermes_agent', name: 'cronjob', kind: 'other', label: 'Manage scheduled job', readOnly: false,
     input: null, large: ['prompt'], specific: ['action', 'schedule'] },
 
+  // ---------------------------------------------------------------- aider (Aider-AI/aider: no tool calls in the LLM sense; the actions its
+  // history logs: `> Applied edit to <file>`, `> Running <command>`, `> Commit <sha> <message>`, as the importer names them)
+  { ns: 'aider', name: 'edit', kind: 'edit', label: 'Apply edit', readOnly: false,
+    input: { path: ['path'] }, large: [], specific: [] },
+  { ns: 'aider', name: 'shell', kind: 'execute', label: 'Run command', readOnly: false,
+    input: { command: ['command'] }, large: [], specific: [] },
+  { ns: 'aider', name: 'commit', kind: 'other', label: 'Commit', readOnly: false,
+    input: null, large: ['message'], specific: ['sha'] },
+
   // ---------------------------------------------------------------- MCP meta-tools (any harness)
   // MCP tools are reachable through these two stable entry points (SPEC §1). A use_tool call is
   // attributed to the tool it names; its projection comes from tool_input.

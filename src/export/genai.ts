@@ -75,6 +75,8 @@ const PROVIDER_BY_HARNESS: Readonly<Record<Harness, string | undefined>> = {
   goose: undefined,
   // Hermes runs any OpenAI-compatible provider (OpenRouter, Nous Portal, OpenAI, Anthropic).
   hermes_agent: undefined,
+  // Aider runs any litellm provider (the model names it: gemini/…, openai/…).
+  aider: undefined,
   // opencode runs any provider: its model ids say which ("openai/gpt-5", "anthropic/…").
   opencode: undefined,
   // MCP tool calls carry no model provider of their own.

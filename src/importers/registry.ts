@@ -42,6 +42,8 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./goose/index.ts')).gooseImporter;
     case 'hermes-agent':
       return async () => (await import('./hermes/index.ts')).hermesAgentImporter;
+    case 'aider':
+      return async () => (await import('./aider/index.ts')).aiderImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

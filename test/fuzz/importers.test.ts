@@ -171,7 +171,7 @@ function format(id: ImporterId): Format {
 const DOCUMENTS = new Map<ImporterId, string[]>();
 /** Line-format importers without a case above: the fixture files their listFiles finds. */
 const LINE_FILES = new Map<ImporterId, string[]>();
-/** Binary whole-document importers (SQLite): fuzzed in test/importers/contract.test.ts's binary suite. */
+/** Binary whole-document importers (SQLite) and text line formats (Aider): checked in test/importers/contract.test.ts's binary and text suites. */
 const BINARY = new Set<ImporterId>();
 for (const id of IMPORTER_IDS) {
   const dir = join(IMPORTER_FIXTURES, `fixtures-${id}`);
@@ -181,6 +181,8 @@ for (const id of IMPORTER_IDS) {
   // A binary document (a SQLite database) is checked by the contract suite's binary cases.
   if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'document') && files.every((f) => !/^\s*[[{]/.test(readFileSync(f).subarray(0, 64).toString('latin1').replace(/^\xEF\xBB\xBF/, '')))) BINARY.add(id);
   else if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'document')) DOCUMENTS.set(id, files);
+  // A text line format (Aider's Markdown) is checked by the contract suite's text cases.
+  else if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'lines') && !files.every((f) => /^\s*\{/.test(readFileSync(f, 'utf8').split('\n').find((l) => l.trim() !== '') ?? ''))) BINARY.add(id);
   else if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'lines')) LINE_FILES.set(id, files);
 }
 

@@ -225,9 +225,18 @@ for (const id of IMPORTER_IDS) {
 const DOCUMENT_IDS = new Set<ImporterId>();
 /** Whole-document importers of a binary format (a SQLite database: Goose): checked by the binary suite below. */
 const BINARY_IDS = new Set<ImporterId>();
+/** Line importers of a text format whose lines are no JSON (Aider's Markdown): checked by the text suite below. */
+const TEXT_IDS = new Set<ImporterId>();
 for (const [id, files] of FIXTURE_FILES) {
   const importer = await loadImporter(id);
   if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'document')) (files.every((f) => isBinaryDocument(f)) ? BINARY_IDS : DOCUMENT_IDS).add(id);
+  else if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'lines' && !isJsonLines(f))) TEXT_IDS.add(id);
+}
+
+/** True for a file whose first non-blank line is a JSON object (a JSONL format). */
+function isJsonLines(path: string): boolean {
+  const first = readFileSync(path, 'utf8').split('\n').find((l) => l.trim() !== '') ?? '';
+  return readObject(first.replace(/^\uFEFF/, '')).ok;
 }
 
 /** True for a document that is no JSON text (it starts with neither `[` nor `{`). */
@@ -389,7 +398,7 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-describe.each(IMPORTER_IDS.filter((id) => !DOCUMENT_IDS.has(id) && !BINARY_IDS.has(id)).map((id) => [id, contractCase(id)] as const))('importer contract: %s', (id, c) => {
+describe.each(IMPORTER_IDS.filter((id) => !DOCUMENT_IDS.has(id) && !BINARY_IDS.has(id) && !TEXT_IDS.has(id)).map((id) => [id, contractCase(id)] as const))('importer contract: %s', (id, c) => {
   const importer = (): Importer => {
     const found = importers.get(id);
     if (!found) throw new Error(`Importer ${id} did not load`);
@@ -698,6 +707,55 @@ describe.each([...BINARY_IDS].map((id) => [id, FIXTURE_FILES.get(id) ?? []] as c
         expect(importer().parseFile(path, Buffer.from(doc))).toEqual(parsed);
       }),
       { seed: 14, numRuns: 25 },
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Line formats of text that is no JSON (Aider's Markdown history): generated files of the
+// fixture's lines, their damaged copies and random text never throw; parsing is deterministic;
+// every malformed record and event names a complete line and ends with it (a malformed record
+// carries the line's text); every event is one the decoder accepts; CRLF changes nothing but offsets.
+
+describe.each([...TEXT_IDS].map((id) => [id, FIXTURE_FILES.get(id) ?? []] as const))('importer contract (text lines): %s', (id, files) => {
+  const importer = (): Importer => {
+    const found = importers.get(id);
+    if (!found) throw new Error(`Importer ${id} did not load`);
+    return found;
+  };
+  const pool = files.flatMap((f) => readFileSync(f, 'utf8').split('\n')).filter((l) => l.length <= MAX_POOL_LINE_CHARS);
+  it('generated files parse without a throw, deterministically; malformed records and events name complete lines; events decode', () => {
+    const path = `/contract/${id}/${basename(files[0] ?? 'x.md')}`;
+    const lineArb = fc.oneof(
+      { arbitrary: fc.constantFrom(...pool), weight: 6 },
+      { arbitrary: fc.record({ text: fc.constantFrom(...pool), at: fc.nat(), junk: fc.string({ maxLength: 12 }) }).map(({ text, at, junk }) => (text.slice(0, at % (text.length + 1)) + junk + text.slice(at % (text.length + 1))).replace(/[\r\n]/g, ' ')), weight: 3 },
+      { arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 60 }).map((t) => t.replace(/[\r\n]/g, ' ')), weight: 1 },
+    );
+    fc.assert(
+      fc.property(fc.array(lineArb, { minLength: 1, maxLength: 40 }), (lines) => {
+        const data = Buffer.from(lines.join('\n') + '\n', 'utf8');
+        const parsed = importer().parseFile(path, data);
+        expect(parsed.completeBytes).toBe(data.length);
+        const ends: number[] = [0];
+        let at = 0;
+        for (const l of lines) ends.push((at += Buffer.byteLength(l, 'utf8') + 1));
+        for (const m of parsed.malformed ?? []) {
+          expect(m.endOffset).toBe(ends[m.line]);
+          expect(String(m.raw)).toBe(lines[m.line - 1]);
+          expect(m.detail).toMatch(/^\S.*\.$/);
+        }
+        for (const e of parsed.events) {
+          const n = Number(e.source.slice(path.length + 1));
+          expect(e.endOffset).toBe(ends[n]);
+          const outcome = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, '2026-01-01 00:00:00.000');
+          expect(outcome.kind, e.line).not.toBe('dead');
+        }
+        expect(importer().parseFile(path, Buffer.from(data))).toEqual(parsed);
+        const crlf = importer().parseFile(path, Buffer.from(lines.join('\r\n') + '\r\n', 'utf8'));
+        expect(crlf.events.map((e) => e.line)).toEqual(parsed.events.map((e) => e.line));
+        expect((crlf.malformed ?? []).map((m) => [m.line, m.problem])).toEqual((parsed.malformed ?? []).map((m) => [m.line, m.problem]));
+      }),
+      PROPERTY,
     );
   });
 });

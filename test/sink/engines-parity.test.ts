@@ -167,6 +167,7 @@ function importerInputs(): Record<ImporterId, string[]> {
     droid: [fx('fixtures-droid')],
     goose: [fx('fixtures-goose')],
     'hermes-agent': [fx('fixtures-hermes-agent')],
+    aider: [fx('fixtures-aider')],
   };
 }
 

@@ -20,11 +20,19 @@ cpSync(join(ROOT, 'test/importers/fixtures-cline/Code'), join(LOGS_HOME, '.confi
 cpSync(join(ROOT, 'test/importers/fixtures-cline/dot-cline'), join(LOGS_HOME, '.cline'), { recursive: true });
 cpSync(join(ROOT, 'test/importers/fixtures-roo-code/Code'), join(LOGS_HOME, '.config/Code'), { recursive: true });
 cpSync(join(ROOT, 'test/importers/fixtures-kilo-code/Code'), join(LOGS_HOME, '.config/Code'), { recursive: true });
-/** The importers whose fixtures WITH_LOGS makes their default folders hold, in registry order. */
-const FOUND = ['qwen-code', 'copilot-cli', 'pi-agent', 'openclaw', 'cline', 'roo-code', 'kilo-code'];
+// Kimi Code and Kimi CLI, Amp (XDG data folder and the editor's globalStorage), Droid, Goose and Hermes: their home folders.
+cpSync(join(ROOT, 'test/importers/fixtures-kimi/kimi-code'), join(LOGS_HOME, '.kimi-code'), { recursive: true });
+cpSync(join(ROOT, 'test/importers/fixtures-kimi/kimi-legacy'), join(LOGS_HOME, '.kimi'), { recursive: true });
+cpSync(join(ROOT, 'test/importers/fixtures-amp/dot-local-share/amp'), join(LOGS_HOME, '.local/share/amp'), { recursive: true });
+cpSync(join(ROOT, 'test/importers/fixtures-amp/Code'), join(LOGS_HOME, '.config/Code'), { recursive: true });
+cpSync(join(ROOT, 'test/importers/fixtures-droid/sessions'), join(LOGS_HOME, '.factory/sessions'), { recursive: true });
+cpSync(join(ROOT, 'test/importers/fixtures-goose/goose'), join(LOGS_HOME, '.local/share/goose'), { recursive: true });
+cpSync(join(ROOT, 'test/importers/fixtures-hermes-agent/dot-hermes'), join(LOGS_HOME, '.hermes'), { recursive: true });
+/** The importers whose fixtures WITH_LOGS makes their default folders hold, in registry order (Aider: $AIDER_DIR, it has no folder of its own). */
+const FOUND = ['qwen-code', 'copilot-cli', 'pi-agent', 'openclaw', 'cline', 'roo-code', 'kilo-code', 'kimi', 'amp', 'droid', 'goose', 'hermes-agent', 'aider'];
 // Only what the test names: no harness's real folders, no overrides from the machine.
 const ENV: NodeJS.ProcessEnv = { PATH: process.env['PATH'], HOME, TOOLCANON_HOST: 'box', TOOLCANON_DEVICE_ID: 'dev-1' };
-const WITH_LOGS = { ...ENV, HOME: LOGS_HOME, QWEN_RUNTIME_DIR: join(ROOT, 'test/importers/fixtures-qwen-code'), COPILOT_CONFIG_DIR: join(ROOT, 'test/importers/fixtures-copilot-cli'), PI_CODING_AGENT_DIR: join(ROOT, 'test/importers/fixtures-pi-agent'), OPENCLAW_STATE_DIR: join(ROOT, 'test/importers/fixtures-openclaw') };
+const WITH_LOGS = { ...ENV, HOME: LOGS_HOME, QWEN_RUNTIME_DIR: join(ROOT, 'test/importers/fixtures-qwen-code'), COPILOT_CONFIG_DIR: join(ROOT, 'test/importers/fixtures-copilot-cli'), PI_CODING_AGENT_DIR: join(ROOT, 'test/importers/fixtures-pi-agent'), OPENCLAW_STATE_DIR: join(ROOT, 'test/importers/fixtures-openclaw'), AIDER_DIR: join(ROOT, 'test/importers/fixtures-aider/projects') };
 
 function toolcanon(args: string[], env: NodeJS.ProcessEnv): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args], { cwd: tmp.dir, encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -65,6 +73,8 @@ await forEachEngine('test/cli/import-all.test.ts', (engine) => describe('toolcan
     expect(all.stderr).toContain('Importing pi-agent logs from');
     for (const id of FOUND) expect(all.stderr).toContain(`Importing ${id} logs from`);
     expect(all.stderr).toContain(`Importing cline logs from ${join(LOGS_HOME, '.config/Code/User/globalStorage/saoudrizwan.claude-dev')}, ${join(LOGS_HOME, '.cline/data')}`);
+    expect(all.stderr).toContain(`Importing kimi logs from ${join(LOGS_HOME, '.kimi-code/sessions')}, ${join(LOGS_HOME, '.kimi/sessions')}`);
+    expect(all.stderr).toContain(`Importing amp logs from ${join(LOGS_HOME, '.local/share/amp/threads')}, ${join(LOGS_HOME, '.config/Code/User/globalStorage/sourcegraph.amp/threads3')}`);
     const q = 'SELECT harness, count() AS n FROM tool_calls FINAL GROUP BY harness ORDER BY harness';
     const separate = FOUND.map((id) => count(oneDb.get(id) ?? [], q)).map((t) => t.trim().split('\n').slice(1)).flat().sort();
     expect(separate.length).toBeGreaterThanOrEqual(FOUND.length);

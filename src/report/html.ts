@@ -77,6 +77,8 @@ export interface HtmlReportOptions {
   /** Where the data came from, shown in the footer (never credentials). */
   readonly source?: string;
   readonly generatedAt?: Date;
+  /** How many of the report's queries may run at once (default 1: the embedded engine's one at a time). */
+  readonly concurrency?: number;
 }
 
 const num = (v: unknown): number => (v === null || v === undefined || v === '' ? 0 : Number(v));
@@ -102,22 +104,55 @@ interface ContextSeries {
   breach_points: [number, number][];
 }
 
+/**
+ * Runs tasks at most `limit` at a time, each started in the order asked: with a limit of 1 the
+ * queries run one after another, as they are written.
+ */
+function limiter(limit: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return <T>(task: () => Promise<T>): Promise<T> =>
+    new Promise<T>((resolveTask, rejectTask) => {
+      const run = (): void => {
+        active++;
+        task()
+          .then(resolveTask, rejectTask)
+          .finally(() => {
+            active--;
+            waiting.shift()?.();
+          });
+      };
+      if (active < limit) run();
+      else waiting.push(run);
+    });
+}
+
 /** Every figure the page shows, each from a report's rows. */
 export async function collectReportData(sink: ClickHouseSink, options: HtmlReportOptions): Promise<Record<string, unknown>> {
   const scope = options.scope ?? {};
-  const q = (sql: string): Promise<Row[]> => sink.queryDisplayRows(applyScope(sql, scope));
-  const usage = await usageReportRows(sink, 'harness_model_day', options.prices, scope);
-  const byModel = await usageReportRows(sink, 'model', options.prices, scope);
-  const sessions = await usageReportRows(sink, 'session', options.prices, scope);
-  const tools = await q(toolsReportSql('tool'));
-  const breaches = await q(BREACHES_REPORT_SQL);
-  // Dead letters carry no event time and no harness (every day and harness); their machine, when
-  // known, as report dead-letters --host reads it.
-  const deadLetters = await sink.queryDisplayRows(applyScope(DEAD_LETTERS_REPORT_SQL, { host: scope.host }));
-  const drift = await q(DRIFT_REPORT_SQL);
-  const mcp = await withDefinitionCost(sink, await q(MCP_REPORT_SQL), 'server', options.prices, scope);
-  // What tools cost before they are called: report discovery --by tool's rows, the costliest first.
-  const definitionCosts = (await withDefinitionCost(sink, await q(DISCOVERY_BY_TOOL_SQL), 'tool', options.prices, scope))
+  // The embedded engine in this process takes one query at a time; a server (an owner's, too) several.
+  const at = limiter(Math.max(1, Math.floor(options.concurrency ?? 1)));
+  const q = (sql: string): Promise<Row[]> => at(() => sink.queryDisplayRows(applyScope(sql, scope)));
+  const [usage, byModel, sessions, tools, breaches, deadLetters, drift, mcp, definitionRows, discovery, funnel, contextRows, breachPoints] = await Promise.all([
+    at(() => usageReportRows(sink, 'harness_model_day', options.prices, scope)),
+    at(() => usageReportRows(sink, 'model', options.prices, scope)),
+    at(() => usageReportRows(sink, 'session', options.prices, scope)),
+    q(toolsReportSql('tool')),
+    q(BREACHES_REPORT_SQL),
+    // Dead letters carry no event time and no harness (every day and harness); their machine, when
+    // known, as report dead-letters --host reads it.
+    at(() => sink.queryDisplayRows(applyScope(DEAD_LETTERS_REPORT_SQL, { host: scope.host }))),
+    q(DRIFT_REPORT_SQL),
+    at(async () => withDefinitionCost(sink, await sink.queryDisplayRows(applyScope(MCP_REPORT_SQL, scope)), 'server', options.prices, scope)),
+    // What tools cost before they are called: report discovery --by tool's rows, the costliest first.
+    at(async () => withDefinitionCost(sink, await sink.queryDisplayRows(applyScope(DISCOVERY_BY_TOOL_SQL, scope)), 'tool', options.prices, scope)),
+    q(DISCOVERY_BY_MODEL_SQL),
+    // The funnel: each step a subset of the step it names; calls without a turn id counted apart.
+    q(DISCOVERY_FUNNEL_SQL),
+    q(CONTEXT_SQL),
+    q(BREACH_POINTS_SQL),
+  ]);
+  const definitionCosts = definitionRows
     .filter((r) => num(r['definition_tokens_total']) > 0)
     .sort((a, b) => num(b['definition_tokens_total']) - num(a['definition_tokens_total']) || byCodeUnits(String(a['tool']), String(b['tool'])))
     .slice(0, TOP_DEFINITION_COSTS)
@@ -126,11 +161,6 @@ export async function collectReportData(sink: ClickHouseSink, options: HtmlRepor
       definition_tokens_total: r['definition_tokens_total'], definition_cost_usd: r['definition_cost_usd'], cost_flags: r['definition_cost_flags'],
       calls: r['calls'], advice: r['advice'],
     }));
-  const discovery = await q(DISCOVERY_BY_MODEL_SQL);
-  // The funnel: each step a subset of the step it names; calls without a turn id counted apart.
-  const funnel = await q(DISCOVERY_FUNNEL_SQL);
-  const contextRows = await q(CONTEXT_SQL);
-  const breachPoints = await q(BREACH_POINTS_SQL);
 
   // Cost: the sum of the per-model costs that are known; what has no price is listed, not zero.
   let knownMicro = 0n;

@@ -123,7 +123,7 @@ SELECT s.session_id AS session_id, s.harness AS harness,
   LEFT JOIN calls ON calls.session_id = s.session_id AND calls.harness = s.harness
   LEFT JOIN used ON used.session_id = s.session_id AND used.harness = s.harness
   LEFT JOIN breaches ON breaches.session_id = s.session_id AND breaches.harness = s.harness
-  ORDER BY started, session_id
+  ORDER BY started, session_id, harness
   SETTINGS join_use_nulls = 1`,
   },
 };

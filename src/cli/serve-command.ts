@@ -10,7 +10,7 @@ import { parseArgsUsageError } from './suggest.ts';
 import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows } from './format.ts';
 
-export const SERVE_USAGE = `Usage: toolcanon serve [--db DIR] [--port N] [--format table|json|csv]
+export const SERVE_USAGE = `Usage: toolcanon serve [--db DIR] [--port N] [--unguarded-engine] [--format table|json|csv]
 
 Owns an embedded data directory and serves it while it runs, without watching anything: every
 other toolcanon command given that directory (report, query, report html, export, replay,
@@ -19,12 +19,17 @@ ClickHouse client reaches the tables through ClickHouse's own HTTP interface; a 
 HTML report at / (it reloads itself when the tables change). Everything listens on 127.0.0.1
 only, and every request must carry the token kept in DIR/toolcanon.token (mode 0600, readable
 by the directory's owner only): as X-ClickHouse-Key, Authorization: Bearer, or the password of
-basic auth (any user). A directory without a database gets one (empty). Ctrl-C or SIGTERM stops
-it (exit 0).
+basic auth (any user). The engine itself (clickhouse-local, which checks no credential) runs in
+a network namespace of its own (unshare), reachable only through a Unix socket of mode 0600 in
+DIR; where no namespace can be made, serve refuses to start. A directory without a database gets
+one (empty). Ctrl-C or SIGTERM stops it (exit 0).
 
 Options:
   --db DIR                   Embedded ClickHouse data directory (default .toolcanon/db, or $TOOLCANON_DB)
   --port N                   The port on 127.0.0.1 (default: a free one; printed)
+  --unguarded-engine         Where no network namespace can be made (no unshare, not Linux): run
+                             the engine on this machine's 127.0.0.1 anyway, where ANY local
+                             process can read and write the tables without the token
   --format table|json|csv    How the address is printed (json: one object)
 
 Example:
@@ -34,6 +39,7 @@ Example:
 const OPTIONS = {
   db: { type: 'string' },
   port: { type: 'string' },
+  'unguarded-engine': { type: 'boolean', default: false },
   format: { type: 'string', default: 'table' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies ParseArgsConfig['options'];
@@ -62,7 +68,7 @@ export async function runServeCommand(args: readonly string[], io: Io): Promise<
     engineStopped = done;
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => done(undefined));
   });
-  const owner = await startOwner(dir, { port, command: 'toolcanon serve', onEngineExit: (line) => engineStopped?.(line) });
+  const owner = await startOwner(dir, { port, command: 'toolcanon serve', unguardedEngine: values['unguarded-engine'], onEngineExit: (line) => engineStopped?.(line) });
   try {
     // The tables (an empty database for a new directory; migrations for an older one).
     const sink = await ClickHouseSink.open({ clickhouseUrl: owner.clickhouseUrl });
@@ -72,13 +78,14 @@ export async function runServeCommand(args: readonly string[], io: Io): Promise<
     throw error;
   }
   io.err(`database: embedded ClickHouse at ${dir}${existed ? '' : ' (new, empty)'}; served by process ${process.pid} (engine ${owner.enginePid}), started in ${owner.startMs} ms`);
+  if (!owner.isolated) io.err('toolcanon: WARNING: --unguarded-engine: the engine listens on 127.0.0.1 without a network namespace of its own; any local process that finds its port can read and write the tables without the token');
   if (values.format === 'table') {
     io.out(`url: ${owner.url}  (ClickHouse HTTP API; the live report at /)`);
     io.out(`token: in ${owner.tokenFile}  (X-ClickHouse-Key, Authorization: Bearer, or basic auth password)`);
     io.out(`browser: open "${owner.url}/?token=$(cat ${owner.tokenFile})"`);
     io.out(`other commands: toolcanon report usage --db ${dir}  (read through this process); Ctrl-C stops it`);
   } else {
-    io.out(renderRows([{ url: owner.url, token_file: owner.tokenFile, owner_file: owner.ownerFile, data_dir: dir, pid: process.pid, engine_pid: owner.enginePid, start_ms: owner.startMs }], values.format as 'json' | 'csv'));
+    io.out(renderRows([{ url: owner.url, token_file: owner.tokenFile, owner_file: owner.ownerFile, data_dir: dir, pid: process.pid, engine_pid: owner.enginePid, engine_isolated: owner.isolated, start_ms: owner.startMs }], values.format as 'json' | 'csv'));
   }
   const failure = await stopped;
   await owner.close();

@@ -33,6 +33,9 @@ exits 0; a restart resumes from there. Paths go with one harness only.
 Options:
   --db DIR                   Embedded ClickHouse data directory (default .toolcanon/db, or $TOOLCANON_DB)
   --clickhouse URL           A ClickHouse server instead (or $TOOLCANON_CLICKHOUSE_URL)
+  --unguarded-engine         As toolcanon serve's: where the engine of an owned --db cannot get a
+                             network namespace of its own, run it on 127.0.0.1 anyway (any local
+                             process could then read and write the tables without the token)
   --to-kafka                 Publish to Kafka instead (as import --to-kafka): --brokers H:P[,…]
                              --topic T [--dlq-topic T] [--partitions N] [--state-dir DIR]
   --host NAME, --device-id ID  This machine, as import takes them
@@ -65,6 +68,7 @@ const OPTIONS = {
   'device-id': { type: 'string' },
   'state-dir': { type: 'string' },
   'to-kafka': { type: 'boolean', default: false },
+  'unguarded-engine': { type: 'boolean', default: false },
   brokers: { type: 'string' },
   topic: { type: 'string' },
   'dlq-topic': { type: 'string' },
@@ -247,7 +251,8 @@ export async function runWatchCommand(argv: readonly string[], io: Io): Promise<
       url = u.toString();
       into = `embedded ClickHouse at ${target.dir}, through process ${other.pid} (${other.command}) at ${other.url}`;
     } else {
-      owner = await startOwner(target.dir, { command: 'toolcanon watch', onEngineExit: (line) => engineExit?.(line) });
+      owner = await startOwner(target.dir, { command: 'toolcanon watch', unguardedEngine: values['unguarded-engine'], onEngineExit: (line) => engineExit?.(line) });
+      if (!owner.isolated) io.err('toolcanon: WARNING: --unguarded-engine: the engine listens on 127.0.0.1 without a network namespace of its own; any local process that finds its port can read and write the tables without the token');
       url = owner.clickhouseUrl;
       into = `embedded ClickHouse at ${target.dir} (served meanwhile at ${owner.url}, token in ${owner.tokenFile})`;
     }

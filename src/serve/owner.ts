@@ -10,61 +10,53 @@
 // How it works:
 // - The engine is chdb's clickhouse-local, started by scripts/clickhouse-server.mjs in its
 //   `--serve` mode (`chdb_query_cmdline` with `--path DIR --http_port P --listen_host=127.0.0.1
-//   --query="SYSTEM START LISTEN HTTP" --interactive`, through ffi-rs) as a child of this process
-//   that serves until its stdin closes. This process holds that stdin: close() ends it (a clean
-//   shutdown), and so does this process's death, even by SIGKILL (the engine never outlives it).
-//   The engine holds the directory's lock (`status`) as the embedded engine does, so every other
-//   toolcanon process sees the directory as in use.
-// - That listener enforces no credential, so it is bound to 127.0.0.1 on a free port and a small
-//   Node proxy (also on 127.0.0.1) fronts it: every request must carry the token (X-ClickHouse-Key,
-//   `Authorization: Bearer`, basic auth as user or password, `?password=`/`?token=`, or the page's
-//   cookie); the proxy strips it before forwarding (the engine refuses a password it does not know).
+//   --query="SYSTEM START LISTEN HTTP" --interactive`, through ffi-rs). It holds the directory's
+//   lock (`status`) as the embedded engine does, so every other toolcanon process sees the
+//   directory as in use.
+// - That listener enforces no credential (any request is user `default`; a password is not
+//   checked), so no other process may reach it. It runs in a network namespace of its own
+//   (`unshare -rn`, or `unshare -n` as root: the 127.0.0.1 it listens on is a loopback no other
+//   process shares), beside scripts/engine-bridge.mjs, the one way in: a Unix socket in the data
+//   directory, DIR/toolcanon.engine.sock, made with mode 0600 (only the directory's owner, and
+//   root, can connect; the file system is shared across network namespaces). The bridge is this
+//   process's child and holds the engine's stdin: close() ends the bridge's stdin, the bridge ends
+//   the engine's (a clean shutdown); the death of this process, even by SIGKILL, ends both pipes,
+//   so the engine never outlives it. Where the namespace cannot be made (no `unshare`, user
+//   namespaces disabled, not Linux) startOwner refuses in one line, unless `unguardedEngine` is
+//   given: then the engine listens on the host's 127.0.0.1, where any local process can use it.
+// - In front, a small Node proxy on 127.0.0.1 is what every client is given: every request must
+//   carry the token (X-ClickHouse-Key, `Authorization: Bearer`, basic auth as user or password,
+//   `?password=`/`?token=`, or the page's cookie); the proxy strips it and forwards the request
+//   through the bridge's socket. This process's own writes and reads go through the proxy too,
+//   with the token (`clickhouseUrl`).
 // - The token is 32 random bytes (hex) in DIR/toolcanon.token, mode 0600: only the directory's
 //   owner (and root) can read it. It is kept across restarts (dashboards keep working); delete the
 //   file for a new one. The owner file DIR/toolcanon.owner.json (mode 0600) names the pid, the
 //   engine's pid, the proxy's URL and the token file; it is removed on close() and on exit. One
 //   whose process is gone, or whose engine does not hold the lock, is stale: ignored by
-//   findOwner, replaced by the next startOwner.
+//   findOwner (src/serve/find.ts), replaced by the next startOwner.
 // - The proxy also serves the HTML report at `/` (src/serve/page.ts, loaded on first request),
 //   which reloads itself when the tables change.
-//
-// Limit: the engine's own port is on 127.0.0.1 and answers anyone who connects to it; the token
-// guards the proxy's port, the one every client is given. See docs/live.md ("serve and readers").
+// See docs/live.md ("What guards it").
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { createServer, request as httpRequest, Agent, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { claimEngineStart, DataDirError, lockHolder, prepareDataDir } from '../sink/datadir.ts';
+import { findOwner, OWNER_FILE, processAlive, readOwnerFile, TOKEN_FILE, type OwnerFile } from './find.ts';
 import { errorCode } from '../util/fs-error.ts';
 
-export const OWNER_FILE = 'toolcanon.owner.json';
-export const TOKEN_FILE = 'toolcanon.token';
+export { findOwner, OWNER_FILE, TOKEN_FILE, type FoundOwner, type OwnerFile } from './find.ts';
 /** The cookie the page's `/?token=…` sets, so that a browser needs the token once. */
 export const TOKEN_COOKIE = 'toolcanon_token';
+/** The bridge's Unix socket in the data directory (mode 0600): the only way to the engine. */
+export const ENGINE_SOCKET = 'toolcanon.engine.sock';
 const LOOPBACK = '127.0.0.1';
 const STOP_GRACE_MS = 20_000;
 const START_TIMEOUT_MS = 60_000;
-
-/** What the owner file says (JSON, mode 0600). */
-export interface OwnerFile {
-  readonly pid: number;
-  /** The engine process (holds the directory's lock). */
-  readonly enginePid: number;
-  /** The token-checking proxy: ClickHouse's HTTP API and the page at `/`. */
-  readonly url: string;
-  readonly tokenFile: string;
-  /** e.g. `toolcanon serve`, `toolcanon watch`. */
-  readonly command: string;
-  readonly startedAt: string;
-}
-
-/** A live owner, as another process finds it. */
-export interface FoundOwner extends OwnerFile {
-  readonly token: string;
-}
 
 export interface OwnerOptions {
   /** Port of the proxy on 127.0.0.1 (default 0: a free port). */
@@ -75,6 +67,12 @@ export interface OwnerOptions {
   readonly onEngineExit?: ((line: string) => void) | undefined;
   /** How long the engine may take to answer /ping (default 60 s). */
   readonly startTimeoutMs?: number | undefined;
+  /**
+   * Run the engine without a network namespace of its own, where one cannot be made: its port on
+   * the host's 127.0.0.1 then answers any local process, without a credential (default false:
+   * refuse to start instead).
+   */
+  readonly unguardedEngine?: boolean | undefined;
 }
 
 export interface Owner {
@@ -84,60 +82,19 @@ export interface Owner {
   readonly token: string;
   readonly tokenFile: string;
   readonly ownerFile: string;
-  /** The engine's own URL, without credential: for this process's writes and reads only (never hand it out). */
+  /** The proxy's URL with the token as password: this process's own writes and reads (never print it). */
   readonly clickhouseUrl: string;
+  /** The bridge's Unix socket (mode 0600) to the engine. */
+  readonly engineSocket: string;
   readonly enginePid: number;
+  /** True when the engine runs in a network namespace of its own (false only with unguardedEngine). */
+  readonly isolated: boolean;
+  /** The engine's log lines so far (its stderr, the last 200): where it says what it listens on. */
+  engineLog(): string[];
   /** How long the start took (engine up, proxy listening, owner file written). */
   readonly startMs: number;
   /** Removes the owner file, closes the proxy, shuts the engine down (stdin closed; SIGKILL after 20 s). Idempotent. */
   close(): Promise<void>;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errorCode(error) === 'EPERM';
-  }
-}
-
-function readOwnerFile(dir: string): OwnerFile | undefined {
-  try {
-    const v = JSON.parse(readFileSync(join(dir, OWNER_FILE), 'utf8')) as Partial<OwnerFile>;
-    if (typeof v.pid !== 'number' || typeof v.enginePid !== 'number' || typeof v.url !== 'string' || typeof v.tokenFile !== 'string') return undefined;
-    return { pid: v.pid, enginePid: v.enginePid, url: v.url, tokenFile: v.tokenFile, command: String(v.command ?? 'toolcanon'), startedAt: String(v.startedAt ?? '') };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether the owner file's processes are alive and its engine holds the directory (not a reused pid). */
-function isLive(dir: string, info: OwnerFile): boolean {
-  if (!processAlive(info.pid) || !processAlive(info.enginePid)) return false;
-  const holder = lockHolder(dir);
-  if (holder !== undefined) return holder.pid === info.enginePid;
-  // No lock on the status file: on Linux (/proc/locks) that means no engine holds the directory.
-  return process.platform !== 'linux';
-}
-
-/**
- * The live owner of `dataDir`, with its token, or undefined: no owner file, a stale one (its
- * process is gone, or its engine does not hold the directory), or one this user cannot read.
- * Throws a DataDirError when an owner is live but its token file cannot be read (another user's
- * directory): the caller cannot read through it, and must not fall back to the locked engine.
- */
-export function findOwner(dataDir: string): FoundOwner | undefined {
-  const dir = resolve(dataDir);
-  const info = readOwnerFile(dir);
-  if (info === undefined || !isLive(dir, info)) return undefined;
-  let token: string;
-  try {
-    token = readFileSync(info.tokenFile, 'utf8').trim();
-  } catch (error) {
-    throw new DataDirError(`the data directory ${dir} is served by process ${info.pid} (${info.command}), but its token file ${info.tokenFile} cannot be read (${errorCode(error) ?? 'error'}): only the directory's owner may read through it`, { cause: error });
-  }
-  return { ...info, token };
 }
 
 /**
@@ -195,18 +152,54 @@ function freePort(): Promise<number> {
   });
 }
 
-const ENGINE_SCRIPT = fileURLToPath(new URL('../../scripts/clickhouse-server.mjs', import.meta.url));
+const BRIDGE_SCRIPT = fileURLToPath(new URL('../../scripts/engine-bridge.mjs', import.meta.url));
 
 interface Engine {
+  /** The bridge (scripts/engine-bridge.mjs): its exit is the engine's. */
   readonly child: ChildProcess;
+  readonly enginePid: number;
   readonly port: number;
-  /** The engine's last lines on stderr (its log), for a failure's message. */
+  readonly isolated: boolean;
+  /** The engine's log lines (the last 200). */
+  log(): string[];
+  /** The last lines, for a failure's message. */
   tail(): string;
 }
 
-function ping(port: number): Promise<boolean> {
+/** An engine that could not be put in a network namespace of its own: refused unless the caller allows it unguarded. */
+export class EngineGuardError extends DataDirError {}
+
+/** The unshare program ($TOOLCANON_UNSHARE, else on PATH, else the usual places), or undefined. */
+function findUnshare(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env['TOOLCANON_UNSHARE'] !== undefined) return env['TOOLCANON_UNSHARE'] && existsSync(env['TOOLCANON_UNSHARE']) ? env['TOOLCANON_UNSHARE'] : undefined;
+  const dirs = [...(env['PATH'] ?? '').split(delimiter).filter((d) => d !== ''), '/usr/bin', '/bin', '/usr/sbin', '/sbin'];
+  return dirs.map((d) => join(d, 'unshare')).find((f) => existsSync(f));
+}
+
+function netnsOf(pid: number | 'self'): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/net`);
+  } catch {
+    return undefined;
+  }
+}
+
+function refuseUnguarded(dir: string, why: string): EngineGuardError {
+  return new EngineGuardError(
+    `the engine for ${dir} cannot run in a network namespace of its own (${why}), and its HTTP port would answer any local process without a credential: not started; give --unguarded-engine to serve it on 127.0.0.1 anyway`,
+  );
+}
+
+/** The engine's socket path as this process connects to it: a path too long for a socket address goes through an open descriptor of the directory. */
+function connectPath(socket: string): { path: string; close(): void } {
+  if (Buffer.byteLength(socket) <= 100 || process.platform !== 'linux') return { path: socket, close: () => {} };
+  const fd = openSync(dirname(socket), 'r');
+  return { path: `/proc/self/fd/${fd}/${basename(socket)}`, close: () => closeSync(fd) };
+}
+
+function ping(socketPath: string): Promise<boolean> {
   return new Promise((done) => {
-    const req = httpRequest({ host: LOOPBACK, port, path: '/ping', timeout: 2_000 }, (res) => {
+    const req = httpRequest({ socketPath, path: '/ping', timeout: 2_000 }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => done(res.statusCode === 200 && body.startsWith('Ok.')));
@@ -217,34 +210,79 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-/** Starts the engine on `dir` and waits for /ping; undefined when the port was taken meanwhile (try another). */
-async function startEngine(dir: string, timeoutMs: number): Promise<Engine | undefined> {
+/**
+ * Starts the engine on `dir` behind its bridge, in a network namespace of their own (without one
+ * only when `unguarded` allows it and none can be made, or `isolate` is false), and waits for the bridge's ready line; undefined when an unguarded engine's port
+ * was taken meanwhile (try another).
+ */
+async function startEngine(dir: string, socket: string, timeoutMs: number, unguarded: boolean, isolate = true): Promise<Engine | undefined> {
   const port = await freePort();
-  const child = spawn(process.execPath, [ENGINE_SCRIPT, '--serve', '--path', dir, '--port', String(port), '--host', LOOPBACK], { stdio: ['pipe', 'ignore', 'pipe'] });
+  const bridgeArgs = [BRIDGE_SCRIPT, '--path', dir, '--port', String(port), '--socket', socket];
+  let command = process.execPath;
+  let args = bridgeArgs;
+  const unshare = isolate && process.platform === 'linux' ? findUnshare() : undefined;
+  const isolated = unshare !== undefined;
+  if (unshare !== undefined) {
+    // As root, a network namespace alone (root keeps its file access); otherwise a user namespace
+    // too, which is what lets an unprivileged user make one.
+    command = unshare;
+    args = [...(process.getuid?.() === 0 ? ['-n'] : ['-r', '-n']), '--', process.execPath, bridgeArgs[0] as string, '--isolated', ...bridgeArgs.slice(1)];
+  } else if (!unguarded) {
+    throw refuseUnguarded(dir, process.platform === 'linux' ? 'no unshare program: install util-linux' : `network namespaces are Linux's, this is ${process.platform}`);
+  }
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let partial = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     const parts = (partial + chunk.toString()).split('\n');
     partial = parts.pop() ?? '';
     lines.push(...parts);
-    if (lines.length > 40) lines.splice(0, lines.length - 40);
+    if (lines.length > 200) lines.splice(0, lines.length - 200);
   });
   child.stdin?.on('error', () => {});
-  let exited = false;
-  child.once('exit', () => (exited = true));
-  const tail = (): string => [...lines, partial].filter((l) => l.trim() !== '').slice(-8).join(' | ');
-  const deadline = Date.now() + timeoutMs;
-  while (!exited) {
-    if (await ping(port)) return { child, port, tail };
-    if (Date.now() > deadline) {
+  let spawnError: Error | undefined;
+  child.once('error', (error) => (spawnError = error));
+  const log = (): string[] => [...lines, partial].filter((l) => l.trim() !== '');
+  const tail = (): string => log().slice(-8).join(' | ');
+  const ready = await new Promise<{ enginePid: number; netns: string } | undefined>((done) => {
+    let out = '';
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    const onData = (chunk: Buffer): void => {
+      out += chunk.toString();
+      const m = /^ready (\{.*\})$/m.exec(out);
+      if (m === null) return;
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      child.stdout?.resume();
+      done(JSON.parse(m[1] as string) as { enginePid: number; netns: string });
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      done(undefined);
+    });
+  });
+  if (ready === undefined) {
+    const exited = child.exitCode !== null || child.signalCode !== null || spawnError !== undefined;
+    if (!exited) {
       child.kill('SIGKILL');
       throw new DataDirError(`the engine on the data directory ${dir} did not answer within ${Math.round(timeoutMs / 1000)} s: ${tail() || 'no message'}`);
     }
-    await new Promise((r) => setTimeout(r, 50));
+    const why = spawnError?.message ?? tail();
+    // unshare itself failed (user namespaces disabled, seccomp, a container without the capability), or the namespace could not be set up.
+    if (isolated && (spawnError !== undefined || /^unshare:|engine-bridge: (?:not in a network namespace|cannot bring up)/m.test(log().join('\n')) || child.exitCode === 3)) {
+      if (!unguarded) throw refuseUnguarded(dir, (why.replace(/.*?(?:unshare|engine-bridge): /, '') || 'unshare failed').trim());
+      // Allowed unguarded: as where there is no unshare.
+      return startEngine(dir, socket, timeoutMs, true, false);
+    }
+    if (!isolated && /Address already in use|bind/i.test(why)) return undefined;
+    throw new DataDirError(`the engine could not start on the data directory ${dir}: ${why.replace(/.*DB::Exception: /, '') || 'it exited at once'}`);
   }
-  const why = tail();
-  if (/Address already in use|bind/i.test(why)) return undefined;
-  throw new DataDirError(`the engine could not start on the data directory ${dir}: ${why.replace(/.*DB::Exception: /, '') || 'it exited at once'}`);
+  if (isolated && (ready.netns === '' || ready.netns === netnsOf('self'))) {
+    child.kill('SIGKILL');
+    throw refuseUnguarded(dir, `the engine's network namespace is this process's own (${ready.netns || 'unknown'})`);
+  }
+  return { child, enginePid: ready.enginePid, port, isolated, log, tail };
 }
 
 /** The token a request carries, wherever a ClickHouse client or the page puts it. */
@@ -291,8 +329,9 @@ function refuse(res: ServerResponse, tokenFile: string): void {
   res.end(`toolcanon: unauthorized: give the token in ${tokenFile} (X-ClickHouse-Key, Authorization: Bearer, basic auth password, or open /?token=… once in a browser)\n`);
 }
 
-function startProxy(port: number, token: string, tokenFile: string, enginePort: number, pages: () => Promise<PageRoutes>): Promise<Server> {
+function startProxy(port: number, token: string, tokenFile: string, engineSocket: string, pages: () => Promise<PageRoutes>): Promise<Server> {
   const secret = Buffer.from(token);
+  // To the engine through the bridge's Unix socket only.
   const agent = new Agent({ keepAlive: true, maxSockets: 32 });
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', `http://${LOOPBACK}`);
@@ -312,7 +351,7 @@ function startProxy(port: number, token: string, tokenFile: string, enginePort: 
       for (const p of CREDENTIAL_PARAMS) url.searchParams.delete(p);
       const headers: Record<string, string | string[]> = {};
       for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && !CREDENTIAL_HEADERS.has(name)) headers[name] = value;
-      const upstream = httpRequest({ host: LOOPBACK, port: enginePort, method: req.method, path: `${url.pathname}${url.search}`, headers, agent }, (answer) => {
+      const upstream = httpRequest({ socketPath: engineSocket, method: req.method, path: `${url.pathname}${url.search}`, headers, agent }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       });
@@ -335,14 +374,31 @@ function startProxy(port: number, token: string, tokenFile: string, enginePort: 
   });
 }
 
+/** How long a new owner waits for the engine of an owner that died to finish its shutdown. */
+const ORPHAN_WAIT_MS = 30_000;
+
 /**
- * Makes this process the owner of `dataDir` (created when missing): starts the engine on it,
- * the token-checking proxy in front, and writes the owner file. Throws a DataDirError (one line)
- * when another process holds the directory (an owner, or any embedded engine) or the engine
- * cannot start. The caller writes and reads through `clickhouseUrl` (the server sink), and calls
+ * When the owner file names an owner that is gone and an engine that still holds the directory,
+ * that engine is shutting down (its stdin closed with its owner, through its bridge): a restart
+ * right after a kill waits for it (at most ORPHAN_WAIT_MS) instead of failing on its lock.
+ */
+async function orphanGone(dir: string): Promise<void> {
+  const info = readOwnerFile(dir);
+  if (info === undefined || processAlive(info.pid)) return;
+  const until = Date.now() + ORPHAN_WAIT_MS;
+  while (processAlive(info.enginePid) && lockHolder(dir)?.pid === info.enginePid && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+}
+
+/**
+ * Makes this process the owner of `dataDir` (created when missing): starts the engine on it in a
+ * network namespace of its own with its bridge (a 0600 Unix socket), the token-checking proxy in
+ * front, and writes the owner file. Throws a DataDirError (one line) when another process holds
+ * the directory (an owner, or any embedded engine) or the engine cannot start, and an
+ * EngineGuardError when the engine cannot be isolated (unless `unguardedEngine`). The caller
+ * writes and reads through `clickhouseUrl` (the server sink; it carries the token), and calls
  * close() when done (SIGINT/SIGTERM handling is the caller's). This process's ClickHouse server
- * credentials ($TOOLCANON_CLICKHOUSE_USER, _PASSWORD, _PASSWORD_FILE) are forgotten: the engine
- * takes none and refuses a password it does not know.
+ * credentials ($TOOLCANON_CLICKHOUSE_USER, _PASSWORD, _PASSWORD_FILE) are forgotten: the proxy
+ * wants the token, and the engine takes no other credential.
  */
 export async function startOwner(dataDir: string, opts: OwnerOptions = {}): Promise<Owner> {
   const started = performance.now();
@@ -352,13 +408,15 @@ export async function startOwner(dataDir: string, opts: OwnerOptions = {}): Prom
   forgetServerCredentials();
   const current = findOwner(dir);
   if (current !== undefined) throw new DataDirError(`the data directory ${dir} is already served by process ${current.pid} (${current.command}) at ${current.url}: read through it, or stop it first`);
+  const engineSocket = join(dir, ENGINE_SOCKET);
+  await orphanGone(dir);
   // One process at a time starts an engine here; one that holds the directory is refused.
   const release = await claimEngineStart(dir);
   let engine: Engine | undefined;
   try {
     for (let attempt = 0; engine === undefined; attempt++) {
       if (attempt === 3) throw new DataDirError(`the engine could not bind a free port on ${LOOPBACK} after 3 attempts`);
-      engine = await startEngine(dir, opts.startTimeoutMs ?? START_TIMEOUT_MS);
+      engine = await startEngine(dir, engineSocket, opts.startTimeoutMs ?? START_TIMEOUT_MS, opts.unguardedEngine === true);
     }
   } finally {
     release();
@@ -366,9 +424,10 @@ export async function startOwner(dataDir: string, opts: OwnerOptions = {}): Prom
   const eng = engine;
   const ownerFile = join(dir, OWNER_FILE);
   const tokenFile = join(dir, TOKEN_FILE);
-  const clickhouseUrl = `http://${LOOPBACK}:${eng.port}`;
+  const socket = connectPath(engineSocket);
   let closing = false;
   let pageRoutes: Promise<PageRoutes> | undefined;
+  let clickhouseUrl = '';
   const pages = (): Promise<PageRoutes> => (pageRoutes ??= import('./page.ts').then((m) => m.pageRoutes(clickhouseUrl, dir)));
   const removeOwnerFile = (): void => {
     if (readOwnerFile(dir)?.pid === process.pid) rmSync(ownerFile, { force: true });
@@ -376,10 +435,16 @@ export async function startOwner(dataDir: string, opts: OwnerOptions = {}): Prom
   const onExit = (): void => removeOwnerFile();
   let server: Server | undefined;
   try {
+    // The bridge said ready; the engine answers through the socket (this process can connect to it).
+    if (!(await ping(socket.path))) throw new DataDirError(`the engine on the data directory ${dir} does not answer on its socket ${engineSocket}: ${eng.tail() || 'no message'}`);
     const token = ensureToken(tokenFile);
-    server = await startProxy(opts.port ?? 0, token, tokenFile, eng.port, pages);
+    server = await startProxy(opts.port ?? 0, token, tokenFile, socket.path, pages);
     const url = `http://${LOOPBACK}:${(server.address() as AddressInfo).port}`;
-    const info: OwnerFile = { pid: process.pid, enginePid: eng.child.pid as number, url, tokenFile, command, startedAt: new Date().toISOString() };
+    const own = new URL(url);
+    own.username = 'default';
+    own.password = token;
+    clickhouseUrl = own.toString().replace(/\/$/, '');
+    const info: OwnerFile = { pid: process.pid, enginePid: eng.enginePid, url, tokenFile, command, startedAt: new Date().toISOString() };
     writePrivate(ownerFile, `${JSON.stringify(info, null, 2)}\n`);
     process.on('exit', onExit);
     const proxy = server;
@@ -388,6 +453,7 @@ export async function startOwner(dataDir: string, opts: OwnerOptions = {}): Prom
       if (closing) return;
       removeOwnerFile();
       proxy.close();
+      socket.close();
       opts.onEngineExit?.(`the engine serving ${dir} stopped (${signal ?? `exit ${code}`}): ${eng.tail() || 'no message'}`);
     });
     const close = async (): Promise<void> => {
@@ -398,16 +464,22 @@ export async function startOwner(dataDir: string, opts: OwnerOptions = {}): Prom
       proxy.closeAllConnections();
       await new Promise<void>((done) => proxy.close(() => done()));
       if (pageRoutes !== undefined) await (await pageRoutes).close().catch(() => undefined);
+      // The bridge closes the engine's stdin in turn (and kills it after its own grace).
       eng.child.stdin?.end();
-      const kill = setTimeout(() => eng.child.kill('SIGKILL'), STOP_GRACE_MS);
+      const kill = setTimeout(() => eng.child.kill('SIGKILL'), STOP_GRACE_MS + 5_000);
       await engineGone;
       clearTimeout(kill);
+      socket.close();
     };
-    return { dataDir: dir, url, token, tokenFile, ownerFile, clickhouseUrl, enginePid: info.enginePid, startMs: Math.round(performance.now() - started), close };
+    return {
+      dataDir: dir, url, token, tokenFile, ownerFile, clickhouseUrl, engineSocket, enginePid: eng.enginePid, isolated: eng.isolated,
+      engineLog: () => eng.log(), startMs: Math.round(performance.now() - started), close,
+    };
   } catch (error) {
     process.off('exit', onExit);
     removeOwnerFile();
     server?.close();
+    socket.close();
     eng.child.stdin?.end();
     throw error;
   }

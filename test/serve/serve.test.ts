@@ -5,7 +5,8 @@
 // replay writes through it, a stale owner file is ignored and replaced, and the page in headless
 // Chromium shows a row written after it loaded within 5 s.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { chromium, type Browser } from 'playwright-core';
@@ -13,7 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrSkip } from '../helpers/browser.ts';
 import { makeTempDir } from '../helpers/db.ts';
 import { eventLine } from '../helpers/events.ts';
-import { findOwner, OWNER_FILE, startOwner, TOKEN_FILE } from '../../src/serve/owner.ts';
+import { buildHtmlReport } from '../../src/report/html.ts';
+import { PriceTable } from '../../src/cost/prices.ts';
+import { ClickHouseSink } from '../../src/sink/clickhouse.ts';
+import { ENGINE_SOCKET, findOwner, OWNER_FILE, startOwner, TOKEN_FILE } from '../../src/serve/owner.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const BIN = join(ROOT, 'bin/toolcanon.mjs');
@@ -46,12 +50,68 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The TCP ports a process's network namespace listens on (its /proc/PID/net/tcp and tcp6, state 0A), with the address family. */
+function listeningPorts(pid: number): { port: number; host: string }[] {
+  const out: { port: number; host: string }[] = [];
+  for (const [file, host] of [['tcp', '127.0.0.1'], ['tcp6', '::1']] as const) {
+    let text = '';
+    try {
+      text = readFileSync(`/proc/${pid}/net/${file}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[3] === '0A') out.push({ port: parseInt((f[1] ?? '').split(':').pop() ?? '', 16), host });
+    }
+  }
+  return out;
+}
+
+/** What connecting from this process (another network namespace than the engine's) gives: 'connected' or the error code. */
+function tryConnect(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const c = connect({ host, port, timeout: 2_000 });
+    c.once('connect', () => {
+      c.destroy();
+      resolve('connected');
+    });
+    c.once('timeout', () => {
+      c.destroy();
+      resolve('ETIMEDOUT');
+    });
+    c.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+  });
+}
+
+/** GET /ping on the engine through its Unix socket, as uid (this process's when undefined): the status line, or the error code. */
+function pingSocket(socket: string, uid?: number): string {
+  const r = spawnSync(process.execPath, ['-e', `
+    const req = require('node:http').request({ socketPath: process.argv[1], path: '/ping' }, (res) => { let b = ''; res.on('data', (c) => (b += c)); res.on('end', () => console.log(res.statusCode + ' ' + b.trim())); });
+    req.on('error', (e) => console.log(e.code)); req.end();
+  `, socket], { encoding: 'utf8', ...(uid === undefined ? {} : { uid, gid: uid }) });
+  return r.stdout.trim() || r.stderr.trim();
+}
+
+/** The engine's own TCP listeners are not reachable from this process, on any port or family they use. */
+async function expectEngineUnreachable(enginePid: number, logPorts: readonly number[] = []): Promise<{ port: number; host: string }[]> {
+  expect(readlinkSync(`/proc/${enginePid}/ns/net`)).not.toBe(readlinkSync('/proc/self/ns/net'));
+  const listening = listeningPorts(enginePid);
+  expect(listening.length).toBeGreaterThan(0);
+  for (const p of logPorts) expect(listening.map((l) => l.port)).toContain(p);
+  for (const { port, host } of [...listening, ...logPorts.map((port) => ({ port, host: '127.0.0.1' }))]) {
+    expect([`${host}:${port}`, await tryConnect(host, port)]).toEqual([`${host}:${port}`, 'ECONNREFUSED']);
+  }
+  return listening;
+}
+
 interface Served {
   child: ChildProcess;
   url: string;
   tokenFile: string;
   ownerFile: string;
   enginePid: number;
+  isolated: boolean;
   startMs: number;
   stderr: string[];
 }
@@ -69,8 +129,8 @@ async function startServe(): Promise<Served> {
     });
     child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr.join('')}`)));
   });
-  const o = JSON.parse(line) as { url: string; token_file: string; owner_file: string; engine_pid: number; start_ms: number };
-  return { child, url: o.url, tokenFile: o.token_file, ownerFile: o.owner_file, enginePid: o.engine_pid, startMs: o.start_ms, stderr };
+  const o = JSON.parse(line) as { url: string; token_file: string; owner_file: string; engine_pid: number; engine_isolated: boolean; start_ms: number };
+  return { child, url: o.url, tokenFile: o.token_file, ownerFile: o.owner_file, enginePid: o.engine_pid, isolated: o.engine_isolated, startMs: o.start_ms, stderr };
 }
 
 async function stopServe(s: Served): Promise<number | null> {
@@ -204,6 +264,28 @@ describe('toolcanon serve', () => {
     expect(headline(join(tmp.dir, 'before.html'))).toMatch(/"tool_calls":[1-9]/);
   });
 
+  it("the page's report, its queries run four at a time, is byte for byte the one they give one after another", async () => {
+    const u = new URL(served.url);
+    u.username = 'default';
+    u.password = token;
+    const sink = await ClickHouseSink.open({ clickhouseUrl: u.toString() }, { createDatabase: false });
+    try {
+      const options = { prices: new PriceTable(), source: 'test', generatedAt: new Date('2026-12-07T00:00:00Z') };
+      const ms: Record<number, number> = {};
+      const pages: Record<number, string> = {};
+      for (const concurrency of [1, 4]) {
+        const t = performance.now();
+        pages[concurrency] = await buildHtmlReport(sink, { ...options, concurrency });
+        ms[concurrency] = Math.round(performance.now() - t);
+      }
+      console.log(`serve page build: ${ms[1]} ms one query at a time, ${ms[4]} ms four at a time`);
+      expect(pages[4]).toBe(pages[1]);
+      expect(pages[1]).toContain('"tool_calls":');
+    } finally {
+      await sink.close();
+    }
+  });
+
   it('a second owner on the directory is refused in one line naming the first', () => {
     const r = spawnSync(process.execPath, [BIN, 'serve', '--db', DB], { cwd: tmp.dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
     expect(r.status).toBe(1);
@@ -219,6 +301,20 @@ describe('toolcanon serve', () => {
     `, served.tokenFile, served.ownerFile, join(DB, 'status')], { uid: 65534, gid: 65534, encoding: 'utf8' });
     expect(asNobody.status, asNobody.stderr).toBe(0);
     expect(asNobody.stdout.trim().split('\n')).toEqual([`EACCES ${served.tokenFile}`, `EACCES ${served.ownerFile}`, `read ${join(DB, 'status')}`]);
+  });
+
+  it('the engine is reachable only through its 0600 Unix socket: its own port is in another network namespace, the socket refuses another user', async (ctx) => {
+    expect(served.isolated).toBe(true);
+    const listening = await expectEngineUnreachable(served.enginePid);
+    console.log(`serve: the engine listens on ${listening.map((l) => `${l.host}:${l.port}`).join(', ')} in its own network namespace; refused from here`);
+    const socket = join(DB, ENGINE_SOCKET);
+    const st = statSync(socket);
+    expect(st.isSocket()).toBe(true);
+    expect(st.mode & 0o777).toBe(0o600);
+    expect(st.uid).toBe(process.getuid?.());
+    expect(pingSocket(socket)).toBe('200 Ok.');
+    if (process.getuid?.() !== 0) ctx.skip();
+    expect(pingSocket(socket, 65534)).toBe('EACCES');
   });
 
   it('a replay pointed at the directory writes through it; readers see the new row', () => {
@@ -319,6 +415,13 @@ describe('a stale owner file', () => {
     write(deadPid, deadPid);
     const owner = await startOwner(dir, { command: 'test owner' });
     try {
+      // Where the engine says it listens (its own log), and every port its namespace listens on: none reachable from here.
+      expect(owner.isolated).toBe(true);
+      const logPorts = owner.engineLog().flatMap((l) => [.../Listening for \w+:\/\/[^\s]*:(\d+)/.exec(l)?.slice(1) ?? []]).map(Number);
+      expect(logPorts.length, owner.engineLog().join('\n')).toBeGreaterThan(0);
+      await expectEngineUnreachable(owner.enginePid, logPorts);
+      expect(pingSocket(owner.engineSocket)).toBe('200 Ok.');
+      if (process.getuid?.() === 0) expect(pingSocket(owner.engineSocket, 65534)).toBe('EACCES');
       expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid, enginePid: owner.enginePid, url: owner.url, command: 'test owner' });
       expect(findOwner(dir)).toMatchObject({ pid: process.pid, url: owner.url, token: owner.token });
       const q = await toolcanonAsync(['query', 'SELECT count() AS n FROM tool_calls', '--format', 'json'], dir);
@@ -328,6 +431,51 @@ describe('a stale owner file', () => {
       await owner.close();
     }
     expect(() => statSync(file)).toThrow();
+    expect(() => statSync(owner.engineSocket)).toThrow();
     expect(alive(owner.enginePid)).toBe(false);
+  });
+});
+
+describe('where the engine cannot get a network namespace of its own', () => {
+  let bare: ReturnType<typeof makeTempDir>;
+  let dir: string;
+  beforeAll(() => {
+    bare = makeTempDir('serve-unguarded');
+    dir = join(bare.dir, 'db');
+  });
+  afterAll(() => bare?.cleanup());
+  // No unshare: $TOOLCANON_UNSHARE names the program, here one that does not exist.
+  const env = { ...process.env, TOOLCANON_UNSHARE: join('/nonexistent', 'unshare') };
+
+  it('serve refuses in one line (no engine started, no owner file), and --unguarded-engine serves, saying what it means', async () => {
+    const r = spawnSync(process.execPath, [BIN, 'serve', '--db', dir], { cwd: bare.dir, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      `toolcanon: the engine for ${dir} cannot run in a network namespace of its own (no unshare program: install util-linux), and its HTTP port would answer any local process without a credential: not started; give --unguarded-engine to serve it on 127.0.0.1 anyway`,
+    );
+    expect(() => statSync(join(dir, OWNER_FILE))).toThrow();
+
+    const child = spawn(process.execPath, [BIN, 'serve', '--db', dir, '--unguarded-engine', '--format', 'json'], { cwd: bare.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const stderr: string[] = [];
+    child.stderr?.on('data', (c: Buffer) => stderr.push(c.toString()));
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout?.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('\n')) resolve(out.split('\n')[0] as string);
+      });
+      child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr.join('')}`)));
+    });
+    const o = JSON.parse(line) as { url: string; engine_pid: number; engine_isolated: boolean };
+    const s: Served = { child, url: o.url, tokenFile: join(dir, TOKEN_FILE), ownerFile: join(dir, OWNER_FILE), enginePid: o.engine_pid, isolated: o.engine_isolated, startMs: 0, stderr };
+    try {
+      expect(o.engine_isolated).toBe(false);
+      expect(stderr.join('')).toContain('toolcanon: WARNING: --unguarded-engine: the engine listens on 127.0.0.1 without a network namespace of its own; any local process that finds its port can read and write the tables without the token');
+      // Still a 0600 socket and a token in front.
+      expect(statSync(join(dir, ENGINE_SOCKET)).mode & 0o777).toBe(0o600);
+      expect((await fetch(`${o.url}/?query=SELECT+1`)).status).toBe(401);
+    } finally {
+      expect(await stopServe(s)).toBe(0);
+    }
   });
 });

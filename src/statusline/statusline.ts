@@ -1,9 +1,10 @@
 // Claude Code's status line: what the session's context holds against its window and threshold
 // (SPEC §5, through the accounting's own functions), and what the session and the day cost (the
-// price table, exactly as `report usage` prices a request). It runs on every prompt, so it reads
-// no database and loads no engine: it reads the transcript Claude Code names on stdin, from where
-// it stopped the last time (a small cache per transcript in the state directory), and only the
-// assistant lines that carry a usage.
+// price table, exactly as `report usage` prices a request). It runs on every prompt, so it loads
+// no engine: it reads the transcript Claude Code names on stdin, from where it stopped the last
+// time (a small cache per transcript in the state directory), and only the assistant lines that
+// carry a usage. Today's cost is the day's in the database when a running watch or serve owns it
+// (statusline/today.ts: one plain HTTP query to that owner), else the caches' of today.
 //
 // One API response is written over several lines (one per content block) sharing message.id and
 // requestId; early lines carry a partial output count. As the importer does
@@ -270,6 +271,8 @@ export interface StatuslineConfig {
   readonly dir: string;
   /** Today (UTC, YYYY-MM-DD). */
   readonly today: string;
+  /** Today's cost read through the running owner of the database (statusline/today.ts), when one answered. */
+  readonly todayFromDatabase?: { readonly picoDollars: bigint; readonly unpriced: number } | undefined;
 }
 
 /** What the status line says, as `--format json` prints it. */
@@ -293,8 +296,12 @@ export interface Status {
   readonly session_unpriced: number;
   readonly today_cost_usd: string;
   readonly today_unpriced: number;
-  /** Where today's cost comes from: the sessions that showed this status line today. */
-  readonly today_source: 'statusline_sessions';
+  /**
+   * Where today's cost comes from: `database`, every observed request of the day in the database
+   * a running watch or serve owns (as report usage --by day prices them); else
+   * `statusline_sessions`, the sessions that showed this status line today.
+   */
+  readonly today_source: 'statusline_sessions' | 'database';
   /** Why the context is unknown, when it is. */
   readonly note?: string;
 }
@@ -324,7 +331,7 @@ export function statusOf(input: StatuslineInput, config: StatuslineConfig): Stat
   const windowTokens = modelId === '' ? undefined : config.models.contextWindow(modelId);
   const window = windowTokens === undefined ? null : BigInt(windowTokens);
   const session = costOf(reading?.responses ?? [], config.prices);
-  const today = costOf(cachedResponsesOf(config.dir, config.today), config.prices);
+  const today = config.todayFromDatabase ?? costOf(cachedResponsesOf(config.dir, config.today), config.prices);
   const note = path === undefined ? 'no transcript_path on stdin' : reading === undefined ? `no transcript yet at ${path}` : last === undefined ? 'no response in the transcript yet' : window === null ? `no context window known for ${modelId} (--models FILE)` : undefined;
   return {
     session_id: input.session_id,
@@ -341,7 +348,7 @@ export function statusOf(input: StatuslineInput, config: StatuslineConfig): Stat
     session_unpriced: session.unpriced,
     today_cost_usd: formatUsd(today.picoDollars),
     today_unpriced: today.unpriced,
-    today_source: 'statusline_sessions',
+    today_source: config.todayFromDatabase === undefined ? 'statusline_sessions' : 'database',
     ...(note === undefined ? {} : { note }),
   };
 }

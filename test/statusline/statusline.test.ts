@@ -1,8 +1,9 @@
 // `toolcanon statusline` through the command line, on transcripts built here so that their last
 // usage gives exactly the figures of SPEC §5's edge: 849 of a 1000-token window does not reach
 // 85 %, 850 does (>=); headroom moves it; streamed copies of one response count once; bad stdin
-// is one line and exit 2; a transcript not written yet is said, exit 0.
-import { spawnSync } from 'node:child_process';
+// is one line and exit 2; a transcript not written yet is said, exit 0; with a running serve
+// owning the database, today's cost is the database's, equal to report usage --by day's.
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +45,9 @@ function assistant(id: string, model: string, u: Usage, extra: Record<string, un
 const user = (text: string): string => `${JSON.stringify({ type: 'user', sessionId: 's', uuid: `u${++n}`, timestamp: new Date().toISOString(), message: { role: 'user', content: text } })}\n`;
 
 function statusline(input: string, args: readonly string[] = [], cacheDir = join(root, 'cache')): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, 'statusline', '--models', models, ...args], { input, encoding: 'utf8', env: { ...process.env, TOOLCANON_STATUSLINE_DIR: cacheDir }, timeout: 60_000 });
+  // No owner's database unless a test names one (--db): the default .toolcanon/db of the working directory is not looked at.
+  const env = { ...process.env, TOOLCANON_STATUSLINE_DIR: cacheDir, TOOLCANON_DB: join(root, 'no-db') };
+  const r = spawnSync(process.execPath, [BIN, 'statusline', '--models', models, ...args], { input, encoding: 'utf8', env, timeout: 60_000 });
   return { code: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -61,6 +64,8 @@ interface Status {
   session_cost_usd: string;
   session_unpriced: number;
   today_cost_usd: string;
+  today_unpriced: number;
+  today_source: string;
   note?: string;
 }
 
@@ -198,5 +203,78 @@ describe('statusline input', () => {
     const r = statusline('{}', ['--bogus']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/bogus/);
+  });
+});
+
+describe('statusline with a running serve owning the database', () => {
+  it("reads today's cost through it (every request of the day, as report usage --by day prices it), and falls back to its caches without it", async () => {
+    const db = join(root, 'owned-db');
+    const cache = join(root, 'cache-owned');
+    const path = join(root, 'owned.jsonl');
+    // Two sessions' worth of today's requests in the database; the status line's own cache has seen none of them.
+    writeFileSync(path, user('go') + assistant('w1', 'claude-sonnet-4-5', { input: 100_000, output: 10_000 }) + assistant('w2', 'claude-sonnet-4-5', { input: 10, output: 10, cacheRead: 100_000 }));
+    const other = join(root, 'owned-other.jsonl');
+    writeFileSync(
+      other,
+      assistant('w3', 'claude-sonnet-4-5', { input: 100_000, output: 0 }) +
+        assistant('w4', 'no-such-model-x', { input: 5, output: 5 }) +
+        // Above the prompt limits (200k; wide-model's 100k): the long-context prices of the --prices file below.
+        assistant('w5', 'claude-sonnet-4-5', { input: 250_000, output: 0 }) +
+        assistant('w6', 'wide-model', { input: 150_000, output: 0 }) +
+        assistant('w7', 'wide-model', { input: 50_000, output: 0 }),
+    );
+    const pricesFile = join(root, 'owned-prices.json');
+    const sonnet = { input: 3, cache_read: 0.3, cache_write: 3.75, output: 15, max_prompt_tokens: 200_000, long_context: { input: 6, cache_read: 0.6, cache_write: 7.5, output: 22.5 } };
+    writeFileSync(pricesFile, JSON.stringify({ 'claude-sonnet-4-5': sonnet, 'wide-model': { input: 1, cache_read: 0.1, cache_write: 1, output: 2, max_prompt_tokens: 100_000, long_context: { input: 2, cache_read: 0.2, cache_write: 2, output: 4 } } }));
+    const withPrices = ['--prices', pricesFile];
+    const serve = spawn(process.execPath, [BIN, 'serve', '--db', db, '--format', 'json'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let serveErr = '';
+    serve.stderr?.on('data', (c: Buffer) => (serveErr += c.toString()));
+    try {
+      const info = await new Promise<{ engine_pid: number }>((resolve, reject) => {
+        let out = '';
+        serve.stdout?.on('data', (c: Buffer) => {
+          out += c.toString();
+          if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0] as string) as { engine_pid: number });
+        });
+        serve.once('exit', (code) => reject(new Error(`serve exited ${code}: ${serveErr}`)));
+      });
+      expect(info.engine_pid).toBeGreaterThan(0);
+      const imported = spawnSync(process.execPath, [BIN, 'import', 'claude-code', path, other, '--db', db, '--format', 'json'], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+      expect(imported.status, imported.stderr).toBe(0);
+      const report = spawnSync(process.execPath, [BIN, 'report', 'usage', '--by', 'day', '--db', db, '--format', 'json', ...withPrices], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+      expect(report.status, report.stderr).toBe(0);
+      const today = new Date().toISOString().slice(0, 10);
+      const row = report.stdout.trim().split('\n').map((l) => JSON.parse(l) as { day: string; cost_usd: number | null; cost_flags: string }).find((r) => r.day === today);
+      // One request without a price: the report's row says so (no total), the status line counts it apart.
+      expect(row).toMatchObject({ cost_usd: null, cost_flags: 'unknown_price:no-such-model-x=1' });
+
+      const t = performance.now();
+      const s = json(stdinFor('owned', path, 'claude-sonnet-4-5'), ['--db', db, ...withPrices], cache);
+      console.log(`statusline through the owner: ${Math.round(performance.now() - t)} ms (cold, spawned)`);
+      expect(s.today_source).toBe('database');
+      // $0.45 + $0.03018 + $0.30, + $1.50 (250k at the long-context $6), + $0.30 (150k at $2) + $0.05 (50k at $1).
+      expect(s.today_cost_usd).toBe('2.630180');
+      expect(s.today_unpriced).toBe(1);
+      // The session's own figures are still the transcript's.
+      expect(s.session_cost_usd).toBe('0.480180');
+      const line = statusline(stdinFor('owned', path, 'claude-sonnet-4-5'), ['--db', db, ...withPrices], cache);
+      expect(line.stdout).toMatch(/ · today \$2\.63\+\?\n$/);
+      // The priced part is report usage's own figure for those requests (every row here is today's): --by model, the priced models summed.
+      const byModel = spawnSync(process.execPath, [BIN, 'report', 'usage', '--by', 'model', '--db', db, '--format', 'json', ...withPrices], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+      expect(byModel.status, byModel.stderr).toBe(0);
+      const models = byModel.stdout.trim().split('\n').map((l) => JSON.parse(l) as { model: string; cost_usd: number | null });
+      expect(models.map((m) => [m.model, m.cost_usd])).toEqual([['claude-sonnet-4-5', 2.28018], ['no-such-model-x', null], ['wide-model', 0.35]]);
+      const micro = models.reduce((n, m) => n + Math.round((m.cost_usd ?? 0) * 1e6), 0);
+      expect(s.today_cost_usd).toBe((micro / 1e6).toFixed(6));
+    } finally {
+      const exited = new Promise((resolve) => serve.once('exit', resolve));
+      if (serve.exitCode === null) serve.kill('SIGTERM');
+      await exited;
+    }
+    // No owner: today is the caches' again (this session only).
+    const after = json(stdinFor('owned', path, 'claude-sonnet-4-5'), ['--db', db, ...withPrices], cache);
+    expect(after.today_source).toBe('statusline_sessions');
+    expect(after.today_cost_usd).toBe('0.480180');
   });
 });

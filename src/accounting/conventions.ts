@@ -48,6 +48,8 @@ export const USAGE_CONVENTIONS: Readonly<Record<Harness, UsageConvention>> = {
   hermes_agent: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Hermes Agent sessions.{input,output,cache_read,cache_write,reasoning}_tokens: session totals, normalised by Hermes per provider (agent/usage_pricing.py normalize_usage): input excludes the cache; reasoning inside output (OpenAI completion_tokens)' },
   // Aider prints rounded figures (src/importers/aider/README.md): its rows are flagged approximate.
   aider: { inputIncludesCache: false, outputIncludesReasoning: true, approximate: true, note: 'Aider `> Tokens: <sent> sent, [<w> cache write, <h> cache hit,] <r> received`: sent is the whole prompt (the importer writes sent - cache figures); figures rounded to 1.2k / 13k by format_tokens: approximate' },
+  // The importer takes the cached part out of an OpenAI-style prompt_tokens (src/importers/codebuff/README.md).
+  codebuff: { inputIncludesCache: false, outputIncludesReasoning: true, note: 'Codebuff assistant message usage: inputTokens with cacheReadInputTokens / cacheCreationInputTokens apart (Anthropic), or prompt_tokens with prompt_tokens_details.cached_tokens inside (OpenAI: written without it); output includes reasoning' },
 };
 
 export interface ObservedFigures {

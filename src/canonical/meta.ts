@@ -60,6 +60,7 @@ export const TOOL_NAMESPACES = [
   'goose',
   'hermes_agent',
   'aider',
+  'codebuff',
 ] as const;
 export type ToolNamespace = (typeof TOOL_NAMESPACES)[number];
 

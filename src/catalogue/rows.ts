@@ -800,6 +800,31 @@ export const CATALOGUE = [
   { ns: 'aider', name: 'commit', kind: 'other', label: 'Commit', readOnly: false,
     input: null, large: ['message'], specific: ['sha'] },
 
+  // ---------------------------------------------------------------- codebuff (CodebuffAI/codebuff tool names, as the research notes give
+  // them from its readers; parameters to verify against the writer). The importer reads no tool call yet (its README): the rows name the tools.
+  { ns: 'codebuff', name: 'read_files', kind: 'read', label: 'Read files', readOnly: true,
+    input: null, large: [], specific: ['paths'] },
+  { ns: 'codebuff', name: 'write_file', kind: 'edit', label: 'Write file', readOnly: false,
+    input: { path: ['path'] }, large: ['content', 'instructions'], specific: [] },
+  { ns: 'codebuff', name: 'str_replace', kind: 'edit', label: 'Edit file', readOnly: false,
+    input: { path: ['path'] }, large: ['replacements'], specific: [] },
+  { ns: 'codebuff', name: 'run_terminal_command', kind: 'execute', label: 'Run command', readOnly: false,
+    input: { command: ['command'], cwd: ['cwd'] }, large: [], specific: ['process_type', 'timeout_seconds'] },
+  { ns: 'codebuff', name: 'code_search', kind: 'search', label: 'Search code', readOnly: true,
+    input: { pattern: ['pattern'], cwd: ['cwd'] }, large: [], specific: ['flags'] },
+  { ns: 'codebuff', name: 'find_files', kind: 'search', label: 'Find files', readOnly: true,
+    input: null, large: ['prompt'], specific: [] },
+  { ns: 'codebuff', name: 'spawn_agents', kind: 'other', label: 'Run subagents', readOnly: false,
+    input: null, large: ['agents'], specific: [] },
+  { ns: 'codebuff', name: 'think_deeply', kind: 'think', label: 'Think', readOnly: true,
+    input: null, large: ['thought'], specific: [] },
+  { ns: 'codebuff', name: 'web_search', kind: 'search', label: 'Web search', readOnly: true,
+    input: { pattern: ['query'] }, large: [], specific: ['depth'] },
+  { ns: 'codebuff', name: 'read_docs', kind: 'fetch', label: 'Read library docs', readOnly: true,
+    input: null, large: [], specific: ['libraryTitle', 'topic'] },
+  { ns: 'codebuff', name: 'end_turn', kind: 'other', label: 'End turn', readOnly: true,
+    input: null, large: [], specific: [] },
+
   // ---------------------------------------------------------------- MCP meta-tools (any harness)
   // MCP tools are reachable through these two stable entry points (SPEC §1). A use_tool call is
   // attributed to the tool it names; its projection comes from tool_input.

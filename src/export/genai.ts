@@ -77,6 +77,8 @@ const PROVIDER_BY_HARNESS: Readonly<Record<Harness, string | undefined>> = {
   hermes_agent: undefined,
   // Aider runs any litellm provider (the model names it: gemini/…, openai/…).
   aider: undefined,
+  // Codebuff routes agents to Anthropic, OpenAI, Google and OpenRouter models.
+  codebuff: undefined,
   // opencode runs any provider: its model ids say which ("openai/gpt-5", "anthropic/…").
   opencode: undefined,
   // MCP tool calls carry no model provider of their own.

@@ -44,6 +44,8 @@ function loader(id: ImporterId): () => Promise<Importer> {
       return async () => (await import('./hermes/index.ts')).hermesAgentImporter;
     case 'aider':
       return async () => (await import('./aider/index.ts')).aiderImporter;
+    case 'codebuff':
+      return async () => (await import('./codebuff/index.ts')).codebuffImporter;
     default: {
       const unhandled: never = id;
       throw new Error(`No importer for ${String(unhandled)}`);

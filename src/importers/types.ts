@@ -4,7 +4,7 @@
 import type { RawLine } from './lines.ts';
 
 /** The closed list of importers; adding one is a compile error until every switch handles it. */
-export const IMPORTER_IDS = ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli', 'qwen-code', 'copilot-cli', 'pi-agent', 'openclaw', 'cline', 'roo-code', 'kilo-code', 'kimi', 'amp', 'droid', 'goose', 'hermes-agent', 'aider'] as const;
+export const IMPORTER_IDS = ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 'gemini-cli', 'qwen-code', 'copilot-cli', 'pi-agent', 'openclaw', 'cline', 'roo-code', 'kilo-code', 'kimi', 'amp', 'droid', 'goose', 'hermes-agent', 'aider', 'codebuff'] as const;
 export type ImporterId = (typeof IMPORTER_IDS)[number];
 
 export interface ImportedEvent {

@@ -168,6 +168,7 @@ function importerInputs(): Record<ImporterId, string[]> {
     goose: [fx('fixtures-goose')],
     'hermes-agent': [fx('fixtures-hermes-agent')],
     aider: [fx('fixtures-aider')],
+    codebuff: [fx('fixtures-codebuff')],
   };
 }
 

@@ -14,8 +14,8 @@
 // import and, from --to-kafka, a record of <topic>.dlq with the same bytes. Nothing lost: every
 // record of the topic is exactly one row's or dead letter's origin on the server.
 //
-// `toolcanon watch --to-kafka` does not exist yet (no `watch` command in src/cli): when it does,
-// a third machine publishing through it belongs here.
+// The third machine, publishing through `toolcanon watch --to-kafka` while its log is appended:
+// test/fleet/watch-to-kafka.e2e.test.ts.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -3,64 +3,18 @@
 // one-shot import of the finished files, no dead letter; a restart mid-file (after SIGTERM, and
 // after SIGKILL) resumes without losing or doubling anything; truncation, replacement (rotation)
 // and deletion are said in one line each; SIGTERM prints one summary line and exits 0.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, renameSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { corpusOrSkip } from '../helpers/corpus.ts';
 import { makeTempDir } from '../helpers/db.ts';
-import { BIN, dumpInChild, ROOT, runCli, type TableDump } from '../helpers/worker.ts';
+import { Watch } from '../helpers/watch.ts';
+import { dumpInChild, runCli, type TableDump } from '../helpers/worker.ts';
 
 const CORPUS = corpusOrSkip('claude-code/projects/spotter', 'the watch tests (test/watch/watch.test.ts)');
 const MAIN = CORPUS ? join(CORPUS, '258c7280-ae70-4798-800f-63464d01a85d.jsonl') : '';
 const SUBAGENT = CORPUS ? join(CORPUS, '258c7280-ae70-4798-800f-63464d01a85d', 'subagents', 'agent-a881341.jsonl') : '';
 const SHORT = CORPUS ? join(CORPUS, 'tool_heavy.jsonl') : '';
-
-/** A running `toolcanon watch`: its stderr lines as they come, and its end. */
-class Watch {
-  readonly lines: string[] = [];
-  stdout = '';
-  readonly exited: Promise<number | null>;
-  private readonly child: ChildProcess;
-  private waiters: (() => void)[] = [];
-
-  constructor(args: readonly string[]) {
-    this.child = spawn(process.execPath, [BIN, 'watch', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let carry = '';
-    this.child.stderr?.setEncoding('utf8').on('data', (t: string) => {
-      carry += t;
-      const parts = carry.split('\n');
-      carry = parts.pop() ?? '';
-      this.lines.push(...parts);
-      for (const w of this.waiters.splice(0)) w();
-    });
-    this.child.stdout?.setEncoding('utf8').on('data', (t: string) => (this.stdout += t));
-    this.exited = new Promise((resolve) => this.child.on('exit', (code) => {
-      for (const w of this.waiters.splice(0)) w();
-      resolve(code);
-    }));
-  }
-
-  /** Resolves once `count` lines match (polling on each line; a generous timeout, never a time asserted). */
-  async waitFor(pattern: RegExp, count = 1, timeoutMs = 120_000): Promise<void> {
-    const until = Date.now() + timeoutMs;
-    while (this.lines.filter((l) => pattern.test(l)).length < count) {
-      if (Date.now() > until) throw new Error(`watch never printed ${count} line(s) matching ${pattern}; it printed:\n${this.lines.join('\n')}`);
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        setTimeout(resolve, 1000);
-      });
-    }
-  }
-
-  cycles(): number {
-    return this.lines.filter((l) => / claude-code: \d+ file\(s\) read/.test(l)).length;
-  }
-
-  kill(signal: NodeJS.Signals): void {
-    this.child.kill(signal);
-  }
-}
 
 /** The tables of a one-shot import of `logs` into a fresh embedded database (a child process: one engine per process). */
 async function oneShot(logs: string, db: string): Promise<TableDump> {

@@ -16,9 +16,9 @@ describe('canonical vocabulary (SPEC §1, §3)', () => {
     expect([...TOOL_KINDS]).toEqual(['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other']);
   });
 
-  it('namespaces are the SPEC §1 families plus claude_code, gemini_cli, qwen_code, copilot_cli, pi_agent and openclaw', () => {
+  it('namespaces are the SPEC §1 families plus the harnesses toolcanon imports', () => {
     expect([...TOOL_NAMESPACES].sort()).toEqual(
-      ['grok_build', 'grok_build_concise', 'grok_build_hashline', 'codex', 'opencode', 'memory', 'lsp', 'skills', 'mcp', 'claude_code', 'gemini_cli', 'qwen_code', 'copilot_cli', 'pi_agent', 'openclaw'].sort(),
+      ['grok_build', 'grok_build_concise', 'grok_build_hashline', 'codex', 'opencode', 'memory', 'lsp', 'skills', 'mcp', 'claude_code', 'gemini_cli', 'qwen_code', 'copilot_cli', 'pi_agent', 'openclaw', 'cline', 'roo_code', 'kilo_code', 'kimi', 'amp', 'droid', 'goose', 'hermes_agent', 'aider', 'codebuff'].sort(),
     );
   });
 });

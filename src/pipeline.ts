@@ -12,16 +12,12 @@ import {
   type AccountingResult,
   toolOutputOf,
   type ToolOutput,
-  reapplyRow,
-  RUNNING_COLUMNS,
-  type SessionState,
 } from './accounting/session.ts';
-import { appliedEventsByKey, restoreStates, stateOf } from './accounting/restore.ts';
+import { appliedFigures, restoreStates } from './accounting/restore.ts';
 import type { BreachRow, TokenUsageRow } from './model/usage.ts';
 import type { ContentClass } from './accounting/content-class.ts';
 import { deadLetter, decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, UNKNOWN_MACHINE, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
-import { clickHouseTimeToMs, msToClickHouseTime } from './util/time.ts';
-import type { UsageRecord } from './model/records.ts';
+import { msToClickHouseTime } from './util/time.ts';
 import type { DeadLetterReason, DeadLetterRow, RowFlag } from './model/records.ts';
 import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from './model/mcp.ts';
 import { changedRows, copiesToRank, copyVersions } from './discovery/copies.ts';
@@ -143,8 +139,6 @@ interface PreparedBatch {
   readonly deadLetters: DeadLetterRow[];
   readonly tokenUsage: TokenUsageRow[];
   readonly breaches: BreachRow[];
-  /** Stored breaches a re-derived context no longer crosses at (deleted before the new ones are written). */
-  readonly retracted: BreachRow[];
   readonly usageEvents: number;
   /** Events of the batch already applied to the accounting (not applied again). */
   readonly duplicatesSkipped: number;
@@ -161,26 +155,6 @@ function accountable(o: BufferedOutcome): { readonly session_id: string; readonl
   if (o.kind === 'usage') return o.usage;
   if (o.kind === 'row' && (o.call.output_bytes > 0 || o.call.images > 0)) return o.call;
   return undefined;
-}
-
-/** An event of a batch waiting to be applied to its context, with its time in milliseconds. */
-type PendingEvent =
-  | { readonly kind: 'usage'; readonly usage: UsageRecord; readonly ms: number }
-  | { readonly kind: 'tool'; readonly call: ToolOutput; readonly outputClass: ContentClass; readonly ingestedAt: string; readonly ms: number };
-
-/** A context's events of a batch, and from when a new copy of a stored usage re-derives it. */
-interface ContextEvents {
-  readonly ref: ContextRef;
-  readonly events: PendingEvent[];
-  /** Index in events of each usage of this batch (a later copy takes its place). */
-  readonly usageAt: Map<string, number>;
-  replacedFromMs: number;
-}
-
-/** A breach's figures as compared (the usage percentage rounded as the engine stores a Float64). */
-function normaliseBreach(b: Omit<BreachRow, 'ingested_at'>): string {
-  const o: Record<string, unknown> = { ...b, ts: msToClickHouseTime(clickHouseTimeToMs(b.ts)) };
-  return JSON.stringify(Object.keys(o).sort().map((k) => [k, o[k]]));
 }
 
 /** Versions of derived rows: strictly increasing in a process, so a later derivation always wins. */
@@ -328,8 +302,7 @@ export class BatchWriter {
       if (unseen.has(key) && !restored.has(key)) continue;
       lookup.push({ sessionId: e.session_id, agentId: e.agent_id, eventId: e.event_id });
     }
-    const stored = await appliedEventsByKey(this.sink, lookup);
-    const applied = new Map([...stored].map(([k, r]) => [k, r.figures]));
+    const applied = await appliedFigures(this.sink, lookup);
     let duplicatesSkipped = 0;
     /**
      * True (and counted) when the event was already applied: any earlier copy of a tool output
@@ -339,8 +312,8 @@ export class BatchWriter {
      */
     const isDuplicate = (sessionId: string, agentId: string, eventId: string, figures: string): boolean => {
       const k = appliedKey(contextKey(sessionId, agentId), eventId);
-      const held = applied.get(k);
-      if (held !== undefined && (figures === '' || held === figures)) {
+      const stored = applied.get(k);
+      if (stored !== undefined && (figures === '' || stored === figures)) {
         duplicatesSkipped++;
         return true;
       }
@@ -351,21 +324,12 @@ export class BatchWriter {
     const deadLetters: DeadLetterRow[] = [];
     const tokenUsage: TokenUsageRow[] = [];
     const breaches: BreachRow[] = [];
-    const retracted: BreachRow[] = [];
     const mcpEvents: McpEventRow[] = [];
     const registrations: McpToolRegistrationRow[] = [];
     const discovery: DiscoveryObservation[] = [];
     let usageEvents = 0;
-    // The events to apply, per context, in arrival order; a later copy of a usage in this batch
-    // takes the place of the earlier one (the more complete copy, applied once).
-    const perContext = new Map<string, ContextEvents>();
-    const contextOf = (sessionId: string, agentId: string): ContextEvents => {
-      const key = contextKey(sessionId, agentId);
-      let c = perContext.get(key);
-      if (c === undefined) perContext.set(key, (c = { ref: { sessionId, agentId }, events: [], usageAt: new Map(), replacedFromMs: Number.POSITIVE_INFINITY }));
-      return c;
-    };
     for (const o of outcomes) {
+      let result: AccountingResult = {};
       if (o.kind === 'dead') deadLetters.push(o.dead);
       else if (o.kind === 'mcp') {
         mcpEvents.push(o.event);
@@ -373,118 +337,16 @@ export class BatchWriter {
       } else if (o.kind === 'row') {
         if (o.discovery) discovery.push(o.discovery);
         const c = accountable(o);
-        if (c && !isDuplicate(c.session_id, c.agent_id, c.event_id, '')) {
-          contextOf(c.session_id, c.agent_id).events.push({ kind: 'tool', call: o.call, outputClass: o.outputClass, ingestedAt: o.ingestedAt, ms: clickHouseTimeToMs(o.call.ts) });
-        }
+        if (c && !isDuplicate(c.session_id, c.agent_id, c.event_id, '')) result = this.accountant.onToolOutput(o.call, o.outputClass, o.ingestedAt);
       } else {
         usageEvents++;
         const u = o.usage;
-        if (isDuplicate(u.session_id, u.agent_id, u.event_id, usageFingerprint(u))) continue;
-        const ctx = contextOf(u.session_id, u.agent_id);
-        const event: PendingEvent = { kind: 'usage', usage: u, ms: clickHouseTimeToMs(u.ts) };
-        const at = ctx.usageAt.get(u.event_id);
-        if (at !== undefined) {
-          const first = ctx.events[at] as PendingEvent;
-          ctx.events[at] = { ...event, ms: first.ms };
-          continue;
-        }
-        ctx.usageAt.set(u.event_id, ctx.events.length);
-        ctx.events.push(event);
-        // A stored copy with other figures: this one takes its place in the context's order.
-        const before = stored.get(appliedKey(contextKey(u.session_id, u.agent_id), u.event_id));
-        if (before !== undefined) ctx.replacedFromMs = Math.min(ctx.replacedFromMs, clickHouseTimeToMs(before.ts));
+        if (!isDuplicate(u.session_id, u.agent_id, u.event_id, usageFingerprint(u))) result = this.accountant.onUsage(u, u.ingested_at);
       }
+      if (result.usage) tokenUsage.push(result.usage);
+      if (result.breach) breaches.push(result.breach);
     }
-    // Each context in event-time order (ties: arrival order): in order after what it applied, the
-    // events are applied as they are; an event earlier than the last one applied, or a new copy
-    // of an applied usage, re-derives the context from that time on (see rederive).
-    for (const [key, ctx] of perContext) {
-      ctx.events.sort((a, b) => a.ms - b.ms);
-      const s = this.accountant.get(key) ?? freshSessionState();
-      const first = Math.min(ctx.events[0]?.ms ?? Number.POSITIVE_INFINITY, ctx.replacedFromMs);
-      if (s.lastTs !== null && first < clickHouseTimeToMs(s.lastTs)) {
-        await this.rederive(key, ctx, Math.min(first, ctx.replacedFromMs), tokenUsage, breaches, retracted);
-        continue;
-      }
-      if (ctx.replacedFromMs !== Number.POSITIVE_INFINITY) {
-        await this.rederive(key, ctx, ctx.replacedFromMs, tokenUsage, breaches, retracted);
-        continue;
-      }
-      this.accountant.restore(key, s);
-      for (const e of ctx.events) {
-        const result = this.apply(e, s);
-        if (result.usage) tokenUsage.push(result.usage);
-        if (result.breach) breaches.push(result.breach);
-      }
-    }
-    return { deadLetters, tokenUsage, breaches, retracted, usageEvents, duplicatesSkipped, mcpEvents, registrations, discovery };
-  }
-
-  /** Applies one event to a context's state. */
-  private apply(e: PendingEvent, s: SessionState): AccountingResult {
-    return e.kind === 'usage' ? this.accountant.onUsage(e.usage, e.usage.ingested_at, s) : this.accountant.onToolOutput(e.call, e.outputClass, e.ingestedAt, s);
-  }
-
-  /**
-   * Re-derives a context from `fromMs` on, in event-time order: from the stored state before
-   * that time, its stored rows from then on (each in its place: time, then the order it was
-   * applied in) and this batch's events (a new copy of a stored usage in its copy's place, the
-   * others after the stored rows of their time), applied again one by one. The new events'
-   * rows are written, and the stored rows and breaches that came out otherwise (each new copy
-   * ingested after the one it replaces); a stored breach no longer found is retracted.
-   */
-  private async rederive(key: string, ctx: ContextEvents, fromMs: number, tokenUsage: TokenUsageRow[], breaches: BreachRow[], retracted: BreachRow[]): Promise<void> {
-    const since = await this.sink.contextSince(ctx.ref, msToClickHouseTime(fromMs));
-    const s = since.before === undefined ? freshSessionState() : stateOf(since.before);
-    const fresh = new Map(ctx.events.filter((e) => e.kind === 'usage').map((e) => [(e as Extract<PendingEvent, { kind: 'usage' }>).usage.event_id, e]));
-    type Item = { readonly ms: number; readonly rank: number; readonly order: bigint; readonly event?: PendingEvent; readonly stored?: TokenUsageRow };
-    const items: Item[] = [];
-    const storedAt = new Map<string, string>();
-    for (const r of since.rows) {
-      storedAt.set(`${r.source}\u0000${r.event_id}`, r.ingested_at);
-      const ms = clickHouseTimeToMs(r.ts);
-      const replacing = r.source === 'observed' ? fresh.get(r.event_id) : undefined;
-      if (replacing !== undefined && replacing.ms === ms) {
-        fresh.delete(r.event_id);
-        items.push({ ms, rank: 0, order: BigInt(r.session_seq), event: replacing });
-      } else if (replacing === undefined) items.push({ ms, rank: 0, order: BigInt(r.session_seq), stored: r });
-    }
-    for (const [i, e] of ctx.events.entries()) {
-      if (e.kind === 'usage' && !fresh.has(e.usage.event_id)) continue;
-      items.push({ ms: e.ms, rank: 1, order: BigInt(i), event: e });
-    }
-    items.sort((a, b) => a.ms - b.ms || a.rank - b.rank || (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
-    const found = new Map<string, BreachRow>();
-    /** A version ingested after the stored copy of the same row (the tables keep the latest). */
-    const after = (own: string, storedIngested: string | undefined): string =>
-      storedIngested === undefined || clickHouseTimeToMs(own) > clickHouseTimeToMs(storedIngested) ? own : msToClickHouseTime(clickHouseTimeToMs(storedIngested) + 1);
-    for (const item of items) {
-      let result: AccountingResult;
-      if (item.event !== undefined) {
-        result = this.apply(item.event, s);
-        if (result.usage) tokenUsage.push({ ...result.usage, ingested_at: after(result.usage.ingested_at, storedAt.get(`${result.usage.source}\u0000${result.usage.event_id}`)) });
-      } else {
-        const old = item.stored as TokenUsageRow;
-        const ingestedAt = after(nowClickHouseTime(), old.ingested_at);
-        result = reapplyRow(this.accountant, s, old, ingestedAt);
-        const row = result.usage;
-        if (row && RUNNING_COLUMNS.some((c) => JSON.stringify(row[c]) !== JSON.stringify(old[c]))) tokenUsage.push(row);
-      }
-      if (result.breach) found.set(result.breach.breach_id, result.breach);
-    }
-    const config = this.accountant.config;
-    const storedBreaches = new Map(since.breaches.filter((b) => b.threshold_pct === config.thresholdPct && BigInt(b.headroom_tokens) === config.headroomTokens).map((b) => [b.breach_id, b]));
-    for (const [id, b] of found) {
-      const old = storedBreaches.get(id);
-      const { ingested_at: _a, ...mine } = b;
-      if (old !== undefined) {
-        const { ingested_at: _b, ...theirs } = old;
-        if (normaliseBreach(mine) === normaliseBreach(theirs)) continue;
-      }
-      breaches.push({ ...b, ingested_at: after(b.ingested_at, old?.ingested_at) });
-    }
-    for (const [id, b] of storedBreaches) if (!found.has(id)) retracted.push(b);
-    this.accountant.restore(key, s);
+    return { deadLetters, tokenUsage, breaches, usageEvents, duplicatesSkipped, mcpEvents, registrations, discovery };
   }
 
   /** Server-state rows last written per server (what mcpServerStateRows sums). */
@@ -555,9 +417,6 @@ export class BatchWriter {
     // written (a rerun skips applied events); written first, a rerun writes the same breach
     // (same id) again, stored once. The inserts run one after another: on 2 cores, running them
     // at once was slower (15,463 vs 17,492 events/s, bench/replay.ts-like 100 k events, quiet).
-    // A retraction first: killed after it, a rerun re-derives the same context again (its new
-    // events are not applied yet) and finds the same.
-    await this.sink.retractBreaches(b.retracted);
     await this.sink.writeBreaches(b.breaches);
     await this.sink.writeTokenUsage(b.tokenUsage);
     await this.sink.writeMcpEvents(b.mcpEvents);

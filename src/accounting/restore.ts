@@ -1,7 +1,7 @@
 // The accounting's state between batches and processes, through a SessionStore (the sink's
 // token_usage rows): a context this process does not hold is rebuilt from its latest row, and an
 // event already applied (by this process or another) is recognised by its id.
-import type { AppliedEvent, ContextRef, SessionStore, StoredContext } from '../model/sink.ts';
+import type { ContextRef, SessionStore, StoredContext } from '../model/sink.ts';
 import type { ContentClass } from './content-class.ts';
 import { appliedKey, contextKey, type SessionState } from './session.ts';
 
@@ -15,9 +15,8 @@ export function stateOf(r: StoredContext): SessionState {
     aboveThreshold: r.above_threshold,
     lastObservedContext: r.last_observed_context === null ? null : BigInt(r.last_observed_context),
     estimatedSinceObserved: BigInt(r.estimated_since_observed),
-    classesSinceObserved: [...r.classes_since_observed] as ContentClass[],
+    classesSinceObserved: r.classes_since_observed as ContentClass[],
     seq: BigInt(r.session_seq),
-    lastTs: r.ts,
   };
 }
 
@@ -42,13 +41,8 @@ export async function restoreStates(store: SessionStore, wanted: ReadonlyMap<str
  * figures of an observed usage (usageFingerprint), '' for an estimate.
  */
 export async function appliedFigures(store: SessionStore, events: readonly (ContextRef & { readonly eventId: string })[]): Promise<Map<string, string>> {
-  return new Map([...(await appliedEventsByKey(store, events))].map(([k, r]) => [k, r.figures]));
-}
-
-/** Which of these events were already applied, as appliedKey(contextKey, event_id) -> the stored event (figures and time). */
-export async function appliedEventsByKey(store: SessionStore, events: readonly (ContextRef & { readonly eventId: string })[]): Promise<Map<string, AppliedEvent>> {
-  const out = new Map<string, AppliedEvent>();
+  const out = new Map<string, string>();
   if (events.length === 0) return out;
-  for (const r of await store.appliedEvents(events)) out.set(appliedKey(contextKey(r.session_id, r.agent_id), r.event_id), r);
+  for (const r of await store.appliedEvents(events)) out.set(appliedKey(contextKey(r.session_id, r.agent_id), r.event_id), r.figures);
   return out;
 }

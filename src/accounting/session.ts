@@ -46,11 +46,6 @@ export interface SessionState {
   classesSinceObserved: ContentClass[];
   /** Rows written for the session so far: orders rows that share a timestamp. */
   seq: bigint;
-  /**
-   * Time of the last event applied (ClickHouse text), null before the first: the context is
-   * accounted in event-time order, so an event earlier than this re-derives what follows it.
-   */
-  lastTs: string | null;
 }
 
 /** The key of a context: a session's main agent, or one of its subagents (own window). */
@@ -87,7 +82,6 @@ export function freshSessionState(): SessionState {
     estimatedSinceObserved: 0n,
     classesSinceObserved: [],
     seq: 0n,
-    lastTs: null,
   };
 }
 
@@ -124,11 +118,6 @@ export class ContextAccountant {
   /** Installs a state rebuilt from storage (or a fresh one) for a context not yet seen. */
   restore(key: string, state: SessionState): void {
     this.sessions.set(key, state);
-  }
-
-  /** The state of a context held in memory (see contextKey). */
-  get(key: string): SessionState | undefined {
-    return this.sessions.get(key);
   }
 
   /** Contexts held in memory. */
@@ -210,7 +199,6 @@ export class ContextAccountant {
    */
   private row(s: SessionState, base: RowBase, figures: RowFigures, flags: string[]): TokenUsageRow {
     s.seq++;
-    s.lastTs = base.ts;
     const window = s.contextWindowTokens;
     return {
       event_id: base.event_id,
@@ -253,7 +241,8 @@ export class ContextAccountant {
   }
 
   /** An observed usage: the session's context becomes the observed figure. */
-  onUsage(u: UsageRecord, ingestedAt: string, s: SessionState = this.state(u.session_id, u.agent_id)): AccountingResult {
+  onUsage(u: UsageRecord, ingestedAt: string): AccountingResult {
+    const s = this.state(u.session_id, u.agent_id);
     const { inputTotal, contextTokens } = normaliseContextTokens(u.harness, {
       inputTokens: u.input_tokens,
       outputTokens: u.output_tokens,
@@ -301,9 +290,10 @@ export class ContextAccountant {
   }
 
   /** A tool output appended to the context: adds its estimate. Nothing to add, nothing written. */
-  onToolOutput(r: ToolOutput, outputClass: ContentClass, ingestedAt: string, s: SessionState = this.state(r.session_id, r.agent_id)): AccountingResult {
+  onToolOutput(r: ToolOutput, outputClass: ContentClass, ingestedAt: string): AccountingResult {
     if (r.output_bytes === 0 && r.images === 0) return {};
     const estimated = BigInt(estimateTokensFromBytes(r.output_bytes) + estimateImageTokens(r.images));
+    const s = this.state(r.session_id, r.agent_id);
     if (s.model === '') s.model = r.model;
     if (s.contextWindowTokens === null) s.contextWindowTokens = this.windowFor(s.model, null);
     s.contextTokens = saturatingAdd(s.contextTokens, estimated);
@@ -322,46 +312,3 @@ export class ContextAccountant {
     return breach ? { usage, breach } : { usage };
   }
 }
-
-/**
- * A stored token_usage row applied again to a state (a context re-derived in event-time order,
- * see BatchWriter): the same event with its own figures, its running columns computed anew.
- * An observed row gives its usage back (its window as the one reported: what it resolved to);
- * an estimate gives back the bytes and images its estimate was made of.
- */
-export function reapplyRow(accountant: ContextAccountant, s: SessionState, r: TokenUsageRow, ingestedAt: string): AccountingResult {
-  const big = (v: string | null): bigint | null => (v === null ? null : BigInt(v));
-  if (r.source === 'observed') {
-    const usage: UsageRecord = {
-      event_id: r.event_id,
-      ts: r.ts,
-      harness: r.harness as UsageRecord['harness'],
-      session_id: r.session_id,
-      agent_id: r.agent_id,
-      host: r.host,
-      device_id: r.device_id,
-      turn_id: r.turn_id,
-      model: r.model,
-      request_id: r.request_id,
-      input_tokens: BigInt(r.input_tokens ?? '0'),
-      output_tokens: BigInt(r.output_tokens ?? '0'),
-      cache_read_tokens: big(r.cache_read_tokens),
-      cache_write_tokens: big(r.cache_write_tokens),
-      reasoning_tokens: big(r.reasoning_tokens),
-      context_window_tokens: big(r.context_window_tokens),
-      source: r.origin,
-      ingested_at: ingestedAt,
-    };
-    return accountant.onUsage(usage, ingestedAt, s);
-  }
-  const bytes = Number(r.content_bytes);
-  const images = Number((BigInt(r.estimated_tokens ?? '0') - BigInt(estimateTokensFromBytes(bytes))) / BigInt(estimateImageTokens(1)));
-  const call: ToolOutput = { event_id: r.event_id, ts: r.ts, harness: r.harness as ToolOutput['harness'], session_id: r.session_id, agent_id: r.agent_id, host: r.host, device_id: r.device_id, turn_id: r.turn_id, model: r.model, images, output_bytes: bytes, source: r.origin };
-  return accountant.onToolOutput(call, (r.content_class || 'prose') as ContentClass, ingestedAt, s);
-}
-
-/** The columns of a token_usage row that the running context fills (what a re-derivation may change). */
-export const RUNNING_COLUMNS = [
-  'context_tokens', 'context_source', 'context_window_tokens', 'usage_pct', 'above_threshold', 'drift_estimated_tokens', 'drift_observed_tokens',
-  'drift_content_class', 'last_observed_context', 'estimated_since_observed', 'classes_since_observed', 'session_seq', 'flags',
-] as const satisfies readonly (keyof TokenUsageRow)[];

@@ -21,21 +21,8 @@ export interface ServerToDerive extends ContextRef {
 export type StoredContext = Pick<
   TokenUsageRow,
   | 'session_id' | 'agent_id' | 'context_tokens' | 'context_source' | 'model' | 'context_window_tokens' | 'above_threshold'
-  | 'last_observed_context' | 'estimated_since_observed' | 'classes_since_observed' | 'session_seq' | 'ts'
+  | 'last_observed_context' | 'estimated_since_observed' | 'classes_since_observed' | 'session_seq'
 >;
-
-/**
- * What a context's accounting is re-derived from when an event lands before ones it already
- * applied (src/pipeline.ts): the state before a time, and every stored row and breach from it on.
- */
-export interface StoredContextSince {
-  /** The state after the last row earlier than the time (by time, then sequence); absent: none. */
-  readonly before: StoredContext | undefined;
-  /** The latest copy of each stored row at or after the time. */
-  readonly rows: TokenUsageRow[];
-  /** The latest copy of each stored breach at or after the time. */
-  readonly breaches: BreachRow[];
-}
 
 /** An event a context already applied: its id, and the figures of an observed usage ('' for an estimate). */
 export interface AppliedEvent {
@@ -43,8 +30,6 @@ export interface AppliedEvent {
   readonly agent_id: string;
   readonly event_id: string;
   readonly figures: string;
-  /** The event's time as its stored row has it (where a new copy of it is accounted from). */
-  readonly ts: string;
 }
 
 /** Where the accounting's state is kept between batches and processes: the token_usage rows. */
@@ -56,10 +41,6 @@ export interface SessionStore {
   latestUsage(contexts: readonly ContextRef[]): Promise<StoredContext[]>;
   /** Which of these events their context already applied (stored token_usage rows carry them). */
   appliedEvents(events: readonly (ContextRef & { readonly eventId: string })[]): Promise<AppliedEvent[]>;
-  /** A context's state before `fromTs` (ClickHouse time text) and its stored rows and breaches from it on. */
-  contextSince(context: ContextRef, fromTs: string): Promise<StoredContextSince>;
-  /** Deletes stored breaches a re-derivation no longer finds (by session and breach id). */
-  retractBreaches(rows: readonly BreachRow[]): Promise<void>;
 }
 
 /** The wire type a Native column is sent in (src/sink/native.ts encodes it). */

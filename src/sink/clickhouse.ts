@@ -8,7 +8,7 @@ import { finished } from 'node:stream/promises';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
-import type { AppliedEvent, ContextRef, EncodedBlock, ServerToDerive, Sink, StoredContext, StoredContextSince, ToolCallBatch, ToolCallCopyVersion, ToolCallRef } from '../model/sink.ts';
+import type { AppliedEvent, ContextRef, EncodedBlock, ServerToDerive, Sink, StoredContext, ToolCallBatch, ToolCallCopyVersion, ToolCallRef } from '../model/sink.ts';
 import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
 import { checkClusterName, CLUSTER_QUERY_SETTINGS, clusterCreateDatabase, clusterStatements, localTable } from './cluster.ts';
@@ -915,7 +915,7 @@ export class ClickHouseSink implements Sink {
       },
     }));
     return rows.map((r) => {
-      const [contextTokens, contextSource, model, window, above, lastObserved, estimatedSince, classes, seq, ts] = r.s;
+      const [contextTokens, contextSource, model, window, above, lastObserved, estimatedSince, classes, seq] = r.s;
       return {
         session_id: r.session_id,
         agent_id: r.agent_id,
@@ -928,38 +928,8 @@ export class ClickHouseSink implements Sink {
         estimated_since_observed: estimatedSince,
         classes_since_observed: classes,
         session_seq: seq,
-        ts,
       };
     });
-  }
-
-  /**
-   * A context's state before `fromTs` and its stored rows and breaches from it on (the latest
-   * copy of each, as FINAL reads them): what a re-derivation in event-time order starts from.
-   * Only the one context is read, so FINAL merges its few rows only.
-   */
-  async contextSince(context: ContextRef, fromTs: string): Promise<StoredContextSince> {
-    const params = { s: context.sessionId, a: context.agentId, from: fromTs };
-    const where = 'session_id = {s:String} AND agent_id = {a:String}';
-    const before = await this.queryRows<StoredContext>({
-      query: `SELECT session_id, agent_id, context_tokens, context_source, model, context_window_tokens, above_threshold, last_observed_context,
-          estimated_since_observed, classes_since_observed, session_seq, ts
-        FROM token_usage FINAL WHERE ${where} AND ts < {from:DateTime64(3, 'UTC')} ORDER BY ts DESC, session_seq DESC LIMIT 1`,
-      query_params: params,
-    });
-    const rows = await this.queryRows<TokenUsageRow>({ query: `SELECT * FROM token_usage FINAL WHERE ${where} AND ts >= {from:DateTime64(3, 'UTC')}`, query_params: params });
-    const breaches = await this.queryRows<BreachRow>({ query: `SELECT * FROM threshold_breaches FINAL WHERE ${where} AND ts >= {from:DateTime64(3, 'UTC')}`, query_params: params });
-    return { before: before[0], rows, breaches };
-  }
-
-  /** Deletes these breaches (a lightweight DELETE: rare, a context re-derived whose crossing moved). */
-  async retractBreaches(rows: readonly BreachRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    const table = this.cluster === undefined ? 'threshold_breaches' : `${localTable('threshold_breaches')} ON CLUSTER \`${this.cluster}\``;
-    for (const sessionId of new Set(rows.map((r) => r.session_id))) {
-      const ids = rows.filter((r) => r.session_id === sessionId).map((r) => r.breach_id);
-      await this.command({ query: `DELETE FROM ${table} WHERE session_id = {s:String} AND breach_id IN {ids:Array(String)}`, query_params: { s: sessionId, ids } });
-    }
   }
 
   /**
@@ -972,8 +942,7 @@ export class ClickHouseSink implements Sink {
     return this.inParts(events, (e) => Math.max(e.sessionId.length, e.eventId.length), (events) => this.queryRows<AppliedEvent>({
       query: `SELECT session_id, agent_id, event_id,
           argMax(if(source = 'observed', concat(toString(input_tokens), '/', toString(output_tokens), '/', ifNull(toString(cache_read_tokens), ''), '/',
-                                                ifNull(toString(cache_write_tokens), ''), '/', ifNull(toString(reasoning_tokens), '')), ''), ingested_at) AS figures,
-          argMax(ts, ingested_at) AS ts
+                                                ifNull(toString(cache_write_tokens), ''), '/', ifNull(toString(reasoning_tokens), '')), ''), ingested_at) AS figures
         FROM token_usage
         WHERE session_id IN {sids:Array(String)} AND event_id IN {ids:Array(String)}
         GROUP BY session_id, agent_id, event_id`,

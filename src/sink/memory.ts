@@ -8,7 +8,7 @@
 // equal, table by table, to the same replay into the embedded engine.
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryEventRow, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
-import type { AppliedEvent, ContextRef, ServerToDerive, Sink, StoredContext, StoredContextSince, ToolCallBatch } from '../model/sink.ts';
+import type { AppliedEvent, ContextRef, ServerToDerive, Sink, StoredContext, ToolCallBatch } from '../model/sink.ts';
 import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
 import { TABLE, TABLES, type AnalyticsTable } from '../tables/index.ts';
 
@@ -159,7 +159,6 @@ export class MemorySink implements Sink {
         estimated_since_observed: r.estimated_since_observed,
         classes_since_observed: r.classes_since_observed,
         session_seq: r.session_seq,
-        ts: r.ts,
       })),
     );
   }
@@ -175,48 +174,7 @@ export class MemorySink implements Sink {
         agent_id: r.agent_id,
         event_id: r.event_id,
         figures: r.source === 'observed' ? `${r.input_tokens}/${r.output_tokens}/${t(r.cache_read_tokens)}/${t(r.cache_write_tokens)}/${t(r.reasoning_tokens)}` : '',
-        ts: r.ts,
       })),
     );
-  }
-
-  contextSince(context: ContextRef, fromTs: string): Promise<StoredContextSince> {
-    const from = millis(fromTs);
-    const mine = (r: AnyRow): boolean => r['session_id'] === context.sessionId && r['agent_id'] === context.agentId;
-    const usage = (this.final('token_usage') as unknown as (TokenUsageRow & AnyRow)[]).filter(mine);
-    let before: TokenUsageRow | undefined;
-    for (const r of usage) {
-      if (millis(r.ts) >= from) continue;
-      const later = before === undefined || millis(r.ts) > millis(before.ts) || (millis(r.ts) === millis(before.ts) && BigInt(r.session_seq) > BigInt(before.session_seq));
-      if (later) before = r;
-    }
-    return Promise.resolve({
-      before:
-        before === undefined
-          ? undefined
-          : {
-              session_id: before.session_id,
-              agent_id: before.agent_id,
-              context_tokens: before.context_tokens,
-              context_source: before.context_source,
-              model: before.model,
-              context_window_tokens: before.context_window_tokens,
-              above_threshold: before.above_threshold,
-              last_observed_context: before.last_observed_context,
-              estimated_since_observed: before.estimated_since_observed,
-              classes_since_observed: before.classes_since_observed,
-              session_seq: before.session_seq,
-              ts: before.ts,
-            },
-      rows: usage.filter((r) => millis(r.ts) >= from).map((r) => ({ ...r })),
-      breaches: (this.final('threshold_breaches') as unknown as (BreachRow & AnyRow)[]).filter((r) => mine(r) && millis(r.ts) >= from).map((r) => ({ ...r })),
-    });
-  }
-
-  retractBreaches(rows: readonly BreachRow[]): Promise<void> {
-    const gone = new Set(rows.map((r) => JSON.stringify([r.session_id, r.breach_id])));
-    const list = this.written.get('threshold_breaches') as AnyRow[];
-    this.written.set('threshold_breaches', list.filter((r) => !gone.has(JSON.stringify([r['session_id'], r['breach_id']]))));
-    return Promise.resolve();
   }
 }

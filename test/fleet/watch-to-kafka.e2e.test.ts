@@ -4,7 +4,9 @@
 // exit 0; a `toolcanon consume` worker writes the topic into a fresh database of the real
 // ClickHouse server. The server's tables then equal a one-shot import of the finished files into
 // an embedded database with the same machine flags, table for table and row for row (apart from
-// where and when a row was ingested), plain count() equal to FINAL count(), and every record of the
+// where and when a row was ingested; token_usage's running context apart, as in test/watch),
+// plain count() equal to FINAL count() (token_usage: but for usage records published again with
+// other figures, two rows until a merge), and every record of the
 // topic is the origin of exactly one row, but for the earlier copies of an event published again
 // as its file grew (the later copy replaces it).
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,7 +20,7 @@ import { corpusOrSkip } from '../helpers/corpus.ts';
 import { makeTempDir } from '../helpers/db.ts';
 import { engineServer } from '../helpers/engines.ts';
 import { ensureKafka, requireKafkaOrSkip } from '../helpers/kafka.ts';
-import { Watch } from '../helpers/watch.ts';
+import { comparable, Watch } from '../helpers/watch.ts';
 import { dumpHere, dumpInChild, readTopic, type ReadRecord, runCli, testClient, uniqueName, waitForAllCommitted, workerArgs, WorkerProcess, type TableDump } from '../helpers/worker.ts';
 
 const SUITE = 'test/fleet/watch-to-kafka.e2e.test.ts';
@@ -82,8 +84,10 @@ describe.skipIf(brokers === null || server === null || CORPUS === null)('a third
     const r = await runCli(['import', 'claude-code', logs, '--db', referenceDb, '--format', 'json', ...MACHINE]);
     expect(r.code, r.stderr).toBe(0);
     sink = await ClickHouseSink.open({ clickhouseUrl: url });
-    fromServer = await dumpHere(sink);
-    fromReference = await dumpInChild(referenceDb);
+    // token_usage's running context compared apart (see comparable: a file read in several
+    // cycles accounts a call's output after a usage it precedes in a one-shot read).
+    fromServer = comparable(await dumpHere(sink));
+    fromReference = comparable(await dumpInChild(referenceDb));
   }, 600_000);
 
   afterAll(async () => {
@@ -109,10 +113,15 @@ describe.skipIf(brokers === null || server === null || CORPUS === null)('a third
     if (table === 'tool_calls' || table === 'token_usage') expect(got.length).toBeGreaterThan(0);
   });
 
-  it('plain count() equals FINAL count() in every table, and every record of the topic is one row\'s origin', async () => {
+  it('plain count() equals FINAL count() (token_usage: but for usage records published again), and every record of the topic is one row\'s origin', async () => {
+    // A usage record published again with other figures (a streamed response read before it was
+    // complete) stays two rows of token_usage until a merge (docs/tables.md); every other table
+    // holds each event once.
+    const counts = new Map<string, { plain: number; final: number }>();
     for (const t of TABLE_NAMES) {
       const [row] = await sink.queryRows<{ plain: string; final: string }>(`SELECT (SELECT count() FROM ${t}) AS plain, (SELECT count() FROM ${t} FINAL) AS final`);
-      expect({ table: t, plain: Number(row?.plain) }).toEqual({ table: t, plain: Number(row?.final) });
+      counts.set(t, { plain: Number(row?.plain), final: Number(row?.final) });
+      if (t !== 'token_usage') expect({ table: t, plain: Number(row?.plain) }).toEqual({ table: t, plain: Number(row?.final) });
     }
     const sources = await sink.queryRows<{ source: string }>(
       "SELECT source FROM tool_calls FINAL UNION ALL SELECT source FROM mcp_events FINAL UNION ALL SELECT source FROM dead_letters FINAL UNION ALL SELECT o AS source FROM (SELECT origin AS o FROM token_usage FINAL WHERE token_usage.source = 'observed')",
@@ -132,6 +141,9 @@ describe.skipIf(brokers === null || server === null || CORPUS === null)('a third
     expect(new Set(sources.map((s) => s.source)).size).toBe(sources.length);
     expect(sources.length).toBe(published - republished);
     expect(sources.length).toBe(copies.size);
+    const usage = counts.get('token_usage') ?? { plain: NaN, final: NaN };
+    expect(usage.plain - usage.final).toBeGreaterThanOrEqual(0);
+    expect(usage.plain - usage.final).toBeLessThanOrEqual(republished);
     const hosts = await sink.queryRows<{ host: string; device_id: string }>('SELECT DISTINCT host, device_id FROM tool_calls');
     expect(hosts).toEqual([{ host: 'laptop-c', device_id: 'dev-laptop-c' }]);
   });

@@ -4,7 +4,7 @@
 // file's events, malformed records and counters equal golden/<importer>/<file>.golden.jsonl
 // (golden.ts; rewritten only with UPDATE_GOLDEN=1, and reviewed). Files of the corpus are
 // checked when it is there (corpusOrSkip).
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, utimesSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acpImporter } from '../../src/importers/acp/index.ts';
@@ -18,6 +18,11 @@ import { CORPUS_ROOT, corpusOrSkip } from '../helpers/corpus.ts';
 import { expectGolden, goldenLines } from './golden.ts';
 
 const HERE = new URL('./', import.meta.url).pathname.replace(/\/$/, '');
+// A bare ACP capture has no timestamps: its events take the file's time (src/importers/acp), so
+// the file is given the time its golden file was written with (a checkout gives it the clone's).
+// (In seconds with half a millisecond more: the file system keeps a time the float rounds below.)
+const BARE_ACP_TIME = (Date.parse('2026-12-06T21:12:40.100Z') + 0.5) / 1000;
+utimesSync(join(HERE, 'fixtures-acp/claude-code-acp.bare.jsonl'), BARE_ACP_TIME, BARE_ACP_TIME);
 const SUITE = 'the importer golden outputs on corpus samples (test/importers/samples-golden.test.ts)';
 
 interface GoldenCase {

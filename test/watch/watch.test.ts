@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { corpusOrSkip } from '../helpers/corpus.ts';
 import { makeTempDir } from '../helpers/db.ts';
-import { Watch } from '../helpers/watch.ts';
+import { comparable, Watch } from '../helpers/watch.ts';
 import { dumpInChild, runCli, type TableDump } from '../helpers/worker.ts';
 
 const CORPUS = corpusOrSkip('claude-code/projects/spotter', 'the watch tests (test/watch/watch.test.ts)');
@@ -24,27 +24,6 @@ async function oneShot(logs: string, db: string): Promise<TableDump> {
   const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { metric: string; value: number });
   expect(rows.find((x) => x.metric === 'dead_letters')?.value).toBe(0);
   return dumpInChild(db);
-}
-
-/**
- * The tables with token_usage's running context left out: a session's context after each event
- * (context_tokens, its share, the drift and the estimates since the last observation, the row
- * counter session_seq) is accounted in the order events arrive. A file read in several runs
- * (incremental imports, and so watch's cycles) hands a call first without its result and later
- * with it, so the estimate of its output lands after a usage it precedes in a one-shot read:
- * `import` run three times on a growing file gives the same differences (measured). Every event's
- * own figures (observed tokens, estimates, ids, times) are compared; so are all other tables.
- */
-const RUNNING = ['context_tokens', 'context_source', 'usage_pct', 'above_threshold', 'drift_estimated_tokens', 'drift_observed_tokens', 'drift_content_class', 'last_observed_context', 'estimated_since_observed', 'classes_since_observed', 'session_seq'];
-function comparable(d: TableDump): TableDump {
-  const out: TableDump = new Map(d);
-  const strip = (row: string): string => {
-    const o = JSON.parse(row) as Record<string, unknown>;
-    for (const k of RUNNING) delete o[k];
-    return JSON.stringify(o);
-  };
-  out.set('token_usage', (d.get('token_usage') ?? []).map(strip).sort());
-  return out;
 }
 
 /** Appends `bytes` to `path` in pieces cut anywhere (mid-line too), waiting after each for watch's cycle. */

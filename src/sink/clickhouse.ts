@@ -729,7 +729,12 @@ export class ClickHouseSink implements Sink {
   }
 
   async writeBreaches(rows: readonly BreachRow[]): Promise<void> {
-    await this.insertNative('threshold_breaches', rows, BREACH_COLUMNS);
+    // A breach already stored as it is is not written again: a run killed between its breaches
+    // and its token_usage rows writes the same breaches on the rerun (plain count() counted them
+    // twice until a merge; test/faults/clickhouse-server-kill.test.ts).
+    const key = ['session_id', 'breach_id'] as const;
+    const fresh = await this.withoutStored('threshold_breaches', rows, [...key], BREACH_COLUMNS.filter((c) => c !== 'ingested_at' && !(key as readonly string[]).includes(c)));
+    await this.insertNative('threshold_breaches', fresh, BREACH_COLUMNS);
   }
 
   async writeMcpEvents(rows: readonly McpEventRow[]): Promise<void> {

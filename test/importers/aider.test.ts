@@ -13,6 +13,7 @@ import { defaultAiderPaths, isChatHistory } from '../../src/importers/aider/path
 import { runImport, type ImportSummary } from '../../src/importers/run.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
+import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-aider/', import.meta.url).pathname.replace(/\/$/, '');
 const HISTORY = join(FIXTURES, 'projects/calc/.aider.chat.history.md');
@@ -58,14 +59,7 @@ describe('aider paths and parser', () => {
 describe('aider fixtures', () => {
   const golden = join(FIXTURES, 'events.golden.jsonl');
   it('gives the golden events of the fixture folder (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    const lines: string[] = [];
-    for (const f of aiderImporter.listFiles([FIXTURES])) {
-      const parsed = aiderImporter.parseFile(f, readFileSync(f));
-      for (const e of parsed.events) lines.push(JSON.stringify({ source: relative(FIXTURES, e.source), event: JSON.parse(e.line) as unknown }));
-      for (const m of parsed.malformed ?? []) lines.push(JSON.stringify({ source: `${relative(FIXTURES, f)}:${m.line}`, malformed: m.problem }));
-    }
-    if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(golden, lines.join('\n') + '\n');
-    expect(lines).toEqual(readFileSync(golden, 'utf8').split('\n').filter((l) => l !== ''));
+    expectFolderGolden(aiderImporter, FIXTURES, golden);
   });
 
   describe('import into embedded ClickHouse', () => {

@@ -13,6 +13,7 @@ import { defaultAmpPaths, isThreadFile } from '../../src/importers/amp/paths.ts'
 import { runImport, type ImportSummary } from '../../src/importers/run.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
+import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-amp/', import.meta.url).pathname.replace(/\/$/, '');
 const T1 = 'T-3c7e1a9d-52b4-4f08-9e6a-1d2c3b4a5f60';
@@ -62,14 +63,7 @@ describe('amp parser', () => {
 describe('amp fixtures', () => {
   const golden = join(FIXTURES, 'events.golden.jsonl');
   it('gives the golden events of the fixture folder (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    const lines: string[] = [];
-    for (const f of ampImporter.listFiles([FIXTURES])) {
-      const parsed = ampImporter.parseFile(f, readFileSync(f));
-      for (const e of parsed.events) lines.push(JSON.stringify({ source: relative(FIXTURES, e.source), event: JSON.parse(e.line) as unknown }));
-      for (const m of parsed.malformed ?? []) lines.push(JSON.stringify({ source: `${relative(FIXTURES, f)}:${m.line}`, malformed: m.problem }));
-    }
-    if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(golden, lines.join('\n') + '\n');
-    expect(lines).toEqual(readFileSync(golden, 'utf8').split('\n').filter((l) => l !== ''));
+    expectFolderGolden(ampImporter, FIXTURES, golden);
   });
 
   describe('import into embedded ClickHouse', () => {

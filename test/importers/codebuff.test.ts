@@ -12,6 +12,7 @@ import { chatIdTime, defaultCodebuffPaths, sessionOf } from '../../src/importers
 import { runImport, type ImportSummary } from '../../src/importers/run.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
+import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-codebuff/', import.meta.url).pathname.replace(/\/$/, '');
 const CALC = 'manicode/calc/2025-12-20T12-00-00.000Z';
@@ -42,14 +43,7 @@ describe('codebuff paths and parser', () => {
 describe('codebuff fixtures', () => {
   const golden = join(FIXTURES, 'events.golden.jsonl');
   it('gives the golden events of the fixture folder (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    const lines: string[] = [];
-    for (const f of codebuffImporter.listFiles([FIXTURES])) {
-      const parsed = codebuffImporter.parseFile(f, readFileSync(f));
-      for (const e of parsed.events) lines.push(JSON.stringify({ source: relative(FIXTURES, e.source), event: JSON.parse(e.line) as unknown }));
-      for (const m of parsed.malformed ?? []) lines.push(JSON.stringify({ source: `${relative(FIXTURES, f)}:${m.line}`, malformed: m.problem }));
-    }
-    if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(golden, lines.join('\n') + '\n');
-    expect(lines).toEqual(readFileSync(golden, 'utf8').split('\n').filter((l) => l !== ''));
+    expectFolderGolden(codebuffImporter, FIXTURES, golden);
   });
 
   describe('import into embedded ClickHouse', () => {

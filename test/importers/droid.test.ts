@@ -14,6 +14,7 @@ import { defaultDroidPaths, settingsPathOf } from '../../src/importers/droid/pat
 import { runImport, type ImportSummary } from '../../src/importers/run.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
+import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-droid/', import.meta.url).pathname.replace(/\/$/, '');
 const S = '5f0c2d3e-8a1b-4c7d-9e2f-3a4b5c6d7e8f';
@@ -59,14 +60,7 @@ describe('droid paths and parser', () => {
 describe('droid fixtures', () => {
   const golden = join(FIXTURES, 'events.golden.jsonl');
   it('gives the golden events of the fixture folder (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    const lines: string[] = [];
-    for (const f of droidImporter.listFiles([FIXTURES])) {
-      const parsed = droidImporter.parseFile(f, readFileSync(f));
-      for (const e of parsed.events) lines.push(JSON.stringify({ source: relative(FIXTURES, e.source), event: JSON.parse(e.line) as unknown }));
-      for (const m of parsed.malformed ?? []) lines.push(JSON.stringify({ source: `${relative(FIXTURES, f)}:${m.line}`, malformed: m.problem }));
-    }
-    if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(golden, lines.join('\n') + '\n');
-    expect(lines).toEqual(readFileSync(golden, 'utf8').split('\n').filter((l) => l !== ''));
+    expectFolderGolden(droidImporter, FIXTURES, golden);
   });
 
   describe('import into embedded ClickHouse', () => {

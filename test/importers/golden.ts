@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { expect } from 'vitest';
-import type { ParsedFile } from '../../src/importers/types.ts';
+import type { Importer, ParsedFile } from '../../src/importers/types.ts';
 
 export const GOLDEN_DIR = new URL('./golden/', import.meta.url).pathname;
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
@@ -37,4 +37,20 @@ export function expectGolden(name: string, lines: readonly string[]): void {
   }
   if (!existsSync(file)) expect.fail(`${relative(process.cwd(), file)} is missing: run UPDATE_GOLDEN=1 npx vitest run <this test file> and review it`);
   expect(lines).toEqual(readFileSync(file, 'utf8').split('\n').filter((l) => l !== ''));
+}
+
+/**
+ * A fixture folder's events and malformed records, file by file as the importer lists them,
+ * equal `golden` (a per-importer test's fixtures-<id>/events.golden.jsonl: sources relative to
+ * the folder; UPDATE_GOLDEN=1 rewrites it).
+ */
+export function expectFolderGolden(importer: Importer, folder: string, golden: string): void {
+  const lines: string[] = [];
+  for (const f of importer.listFiles([folder])) {
+    const parsed = importer.parseFile(f, readFileSync(f));
+    for (const e of parsed.events) lines.push(JSON.stringify({ source: relative(folder, e.source), event: JSON.parse(e.line) as unknown }));
+    for (const m of parsed.malformed ?? []) lines.push(JSON.stringify({ source: `${relative(folder, f)}:${m.line}`, malformed: m.problem }));
+  }
+  if (UPDATE) writeFileSync(golden, lines.join('\n') + '\n');
+  expect(lines).toEqual(readFileSync(golden, 'utf8').split('\n').filter((l) => l !== ''));
 }

@@ -15,6 +15,7 @@ import { defaultGoosePaths } from '../../src/importers/goose/paths.ts';
 import { runImport, type ImportSummary } from '../../src/importers/run.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
+import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-goose/', import.meta.url).pathname.replace(/\/$/, '');
 const DB = join(FIXTURES, 'goose/sessions/sessions.db');
@@ -59,14 +60,7 @@ describe('goose parser (through chdb sqlite())', () => {
 describe('goose fixtures', () => {
   const golden = join(FIXTURES, 'events.golden.jsonl');
   it('gives the golden events of the fixture database (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    const lines: string[] = [];
-    for (const f of gooseImporter.listFiles([FIXTURES])) {
-      const parsed = gooseImporter.parseFile(f, readFileSync(f));
-      for (const e of parsed.events) lines.push(JSON.stringify({ source: relative(FIXTURES, e.source), event: JSON.parse(e.line) as unknown }));
-      for (const m of parsed.malformed ?? []) lines.push(JSON.stringify({ source: `${relative(FIXTURES, f)}:${m.line}`, malformed: m.problem }));
-    }
-    if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(golden, lines.join('\n') + '\n');
-    expect(lines).toEqual(readFileSync(golden, 'utf8').split('\n').filter((l) => l !== ''));
+    expectFolderGolden(gooseImporter, FIXTURES, golden);
   });
 
   describe('import into embedded ClickHouse (the database read while the sink holds the engine)', () => {

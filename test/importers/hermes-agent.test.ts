@@ -14,6 +14,7 @@ import { defaultHermesPaths } from '../../src/importers/hermes/paths.ts';
 import { runImport, type ImportSummary } from '../../src/importers/run.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
+import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-hermes-agent/', import.meta.url).pathname.replace(/\/$/, '');
 const DB = join(FIXTURES, 'dot-hermes/state.db');
@@ -54,14 +55,7 @@ describe('hermes-agent paths and parser', () => {
 describe('hermes-agent fixtures', () => {
   const golden = join(FIXTURES, 'events.golden.jsonl');
   it('gives the golden events of the fixture database (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    const lines: string[] = [];
-    for (const f of hermesAgentImporter.listFiles([FIXTURES])) {
-      const parsed = hermesAgentImporter.parseFile(f, readFileSync(f));
-      for (const e of parsed.events) lines.push(JSON.stringify({ source: relative(FIXTURES, e.source), event: JSON.parse(e.line) as unknown }));
-      for (const m of parsed.malformed ?? []) lines.push(JSON.stringify({ source: `${relative(FIXTURES, f)}:${m.line}`, malformed: m.problem }));
-    }
-    if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(golden, lines.join('\n') + '\n');
-    expect(lines).toEqual(readFileSync(golden, 'utf8').split('\n').filter((l) => l !== ''));
+    expectFolderGolden(hermesAgentImporter, FIXTURES, golden);
   });
 
   describe('import into embedded ClickHouse', () => {

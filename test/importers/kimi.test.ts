@@ -13,6 +13,7 @@ import { defaultKimiPaths, isWireFile, placeOf } from '../../src/importers/kimi/
 import { runImport, type ImportSummary } from '../../src/importers/run.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
+import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-kimi/', import.meta.url).pathname.replace(/\/$/, '');
 const CODE = '7d2f4c1a-8b3e-4f6a-9c5d-2e1b0a9f8c7d';
@@ -86,14 +87,7 @@ describe('kimi parser', () => {
 describe('kimi fixtures', () => {
   const golden = join(FIXTURES, 'events.golden.jsonl');
   it('gives the golden events of the fixture folder (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    const lines: string[] = [];
-    for (const f of kimiImporter.listFiles([FIXTURES])) {
-      const parsed = kimiImporter.parseFile(f, readFileSync(f));
-      for (const e of parsed.events) lines.push(JSON.stringify({ source: relative(FIXTURES, e.source), event: JSON.parse(e.line) as unknown }));
-      for (const m of parsed.malformed ?? []) lines.push(JSON.stringify({ source: `${relative(FIXTURES, f)}:${m.line}`, malformed: m.problem }));
-    }
-    if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(golden, lines.join('\n') + '\n');
-    expect(lines).toEqual(readFileSync(golden, 'utf8').split('\n').filter((l) => l !== ''));
+    expectFolderGolden(kimiImporter, FIXTURES, golden);
   });
 
   describe('import into embedded ClickHouse', () => {

@@ -15,7 +15,8 @@ export function stateOf(r: StoredContext): SessionState {
     aboveThreshold: r.above_threshold,
     lastObservedContext: r.last_observed_context === null ? null : BigInt(r.last_observed_context),
     estimatedSinceObserved: BigInt(r.estimated_since_observed),
-    classesSinceObserved: r.classes_since_observed as ContentClass[],
+    // A copy: the state grows its list, the stored row keeps its own (the memory store hands out its rows).
+    classesSinceObserved: [...r.classes_since_observed] as ContentClass[],
     seq: BigInt(r.session_seq),
   };
 }

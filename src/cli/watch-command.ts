@@ -40,6 +40,9 @@ Options:
                              --topic T [--dlq-topic T] [--partitions N] [--state-dir DIR]
   --host NAME, --device-id ID  This machine, as import takes them
   --rescan-ms N              Fallback rescan interval (default 10000)
+  --tail-settle-ms N         Events at a file's end that its next lines may still change (a call
+                             waiting for its result, a response still streamed) are held until
+                             those lines come, or the file is still this long (default 5000)
   --threshold-pct N          Context threshold for breaches, percent (default 85)
   --headroom-tokens N        Moves the trigger earlier by N tokens (default 0)
   --models FILE              JSON { "model": contextWindowTokens } laid over the shipped table
@@ -74,6 +77,7 @@ const OPTIONS = {
   'dlq-topic': { type: 'string' },
   partitions: { type: 'string' },
   'rescan-ms': { type: 'string' },
+  'tail-settle-ms': { type: 'string' },
   quiet: { type: 'boolean', default: false },
   verbose: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -137,7 +141,9 @@ function cycleLine(r: CycleReport): string {
   const g = r.reading;
   const torn = r.tornFiles ? `, ${r.tornFiles} unterminated last line(s) waiting for their newline` : '';
   const old = g.eventsAlreadyImported ? ` (${g.eventsAlreadyImported} read before)` : '';
-  return `${clock()} ${r.importer}: ${g.filesRead} file(s) read, ${g.recordsRead} record(s), ${g.eventsEmitted} new event(s)${old}, ${g.malformedRecords} malformed${torn}`;
+  const held = r.heldEvents ? `, ${r.heldEvents} event(s) at files' ends held until the lines that complete them come (or ${r.tailSettleMs} ms of stillness)` : '';
+  const released = r.released ? `, ${r.released} still file(s) read to their end` : '';
+  return `${clock()} ${r.importer}: ${g.filesRead} file(s) read, ${g.recordsRead} record(s), ${g.eventsEmitted} new event(s)${old}, ${g.malformedRecords} malformed${torn}${held}${released}`;
 }
 
 export async function runWatchCommand(argv: readonly string[], io: Io): Promise<number> {
@@ -161,6 +167,7 @@ export async function runWatchCommand(argv: readonly string[], io: Io): Promise<
     redact: !values['no-redact'] && redactionFromEnv(),
   };
   const rescanMs = positiveInt('rescan-ms', values['rescan-ms'], 10_000);
+  const tailSettleMs = positiveInt('tail-settle-ms', values['tail-settle-ms'], 5_000);
   retentionDays(values['retention-days']);
   if (values.clickhouse !== undefined) checkClickHouseUrl(values.clickhouse, '--clickhouse');
   const kafkaOnly = (['brokers', 'topic', 'dlq-topic', 'partitions', 'state-dir'] as const).find((f) => values[f] !== undefined);
@@ -172,6 +179,7 @@ export async function runWatchCommand(argv: readonly string[], io: Io): Promise<
   const run = async (follow: FollowSink, into: string, stored: () => Record<string, number>, fatal?: (stop: (line: string) => void) => void): Promise<number> => {
     const follower = new Follower(harnesses, follow, {
       rescanMs,
+      tailSettleMs,
       say: (line) => io.err(`toolcanon watch: ${line}`),
       onCycle: (r) => {
         if (!values.quiet) io.err(cycleLine(r));
@@ -222,6 +230,7 @@ export async function runWatchCommand(argv: readonly string[], io: Io): Promise<
       files_read_again: t.filesReset,
       files_deleted: t.filesDeleted,
       failed_cycles: t.failedCycles,
+      events_held: t.eventsHeld,
     };
     if (format === 'table') {
       io.out(`watch stopped (${signal ?? 'end'}): ${Object.entries(summary).map(([k, v]) => `${k} ${v}`).join(', ')}; everything read is stored and recorded, a restart resumes from here`);

@@ -28,6 +28,13 @@ export interface ImportReading {
   readonly malformedRecords: number;
   readonly skippedRecords: Readonly<Record<string, number>>;
   readonly bytesParsed: number;
+  /**
+   * With `holdTail`: per file, the events kept back because the next lines may still change
+   * them (LineParser.held); the file is recorded as read up to before them.
+   */
+  readonly held?: ReadonlyMap<string, number>;
+  /** Files whose last line has no newline yet (read up to before it). */
+  readonly unterminated?: ReadonlySet<string>;
 }
 
 export interface ImportSummary extends ImportReading {
@@ -71,6 +78,14 @@ export interface ImportOptions {
    * and gives the same answer, instead of finding them unchanged.
    */
   readonly recordIf?: (reading: ImportReading) => boolean;
+  /**
+   * The files may still grow (`watch`): a parser that can tell keeps back the events at a
+   * file's end that its next lines may still change (a call without its result, a response
+   * still streamed), so they are written once, as a read of the whole file writes them.
+   */
+  readonly holdTail?: boolean;
+  /** Files read even when unchanged since the state's record, to the end (events kept back are handed out). */
+  readonly release?: ReadonlySet<string>;
 }
 
 /** Bytes of a refused document kept in its dead letter: enough to recognise the file. */
@@ -116,6 +131,8 @@ export async function readImport(
   const ingestedAt = options.ingestedAt ?? nowClickHouseTime();
   const skipped: Record<string, number> = {};
   const done = new Map<string, ImportFileState>();
+  const held = new Map<string, number>();
+  const unterminated = new Set<string>();
   let filesRead = 0;
   let filesUnchanged = 0;
   let recordsRead = 0;
@@ -137,7 +154,8 @@ export async function readImport(
       for (const [index, { path, stat }] of stats.entries()) {
         const before = previous.get(path);
         bytesDone += stat.size;
-        if (before && before.sizeBytes === stat.size && before.mtimeMs === stat.mtimeMs) {
+        const releasing = options.release?.has(path) === true;
+        if (before && before.sizeBytes === stat.size && before.mtimeMs === stat.mtimeMs && !releasing) {
           filesUnchanged++;
           options.onProgress?.(index + 1, stats.length, bytesDone, bytesTotal);
           continue;
@@ -163,6 +181,7 @@ export async function readImport(
         };
         const reading = importer.readingOf(path);
         let completeBytes: number;
+        let heldFrom = Number.POSITIVE_INFINITY;
         let fileSkipped: Readonly<Record<string, number>>;
         if (reading.kind === 'lines') {
           const { scan } = reading.reading;
@@ -172,7 +191,8 @@ export async function readImport(
           // What the parser completes while it reads a line is written before the next line is
           // read: a queue of one line's output, drained (and flushed when a batch is due) in order.
           const ready: ({ event: ImportedEvent } | { malformed: MalformedRecord })[] = [];
-          const parser = reading.reading.parser({ event: (event) => ready.push({ event }), malformed: (malformed) => ready.push({ malformed }) });
+          const live = options.holdTail === true && !releasing ? { settledBefore: from } : undefined;
+          const parser = reading.reading.parser({ event: (event) => ready.push({ event }), malformed: (malformed) => ready.push({ malformed }) }, live);
           const drain = async (): Promise<void> => {
             for (const r of ready) {
               if ('event' in r) await writeEvent(r.event);
@@ -195,6 +215,10 @@ export async function readImport(
           );
           parser.end();
           await drain();
+          if (parser.held !== undefined) {
+            held.set(path, parser.held.events);
+            heldFrom = parser.held.fromOffset;
+          }
           // A parser whose line holds several records (OTLP: an export) counts them itself.
           if (parser.recordsRead !== undefined) recordsRead += parser.recordsRead - read.lines;
           bytesParsed += read.bytesRead;
@@ -216,13 +240,15 @@ export async function readImport(
           fileSkipped = parsed.skipped;
         }
         for (const [type, n] of Object.entries(fileSkipped)) skipped[type] = (skipped[type] ?? 0) + n;
-        done.set(path, { sizeBytes: stat.size, mtimeMs: stat.mtimeMs, completeBytes });
+        if (completeBytes < stat.size) unterminated.add(path);
+        // Events kept back are read again by the next run: it starts before them.
+        done.set(path, { sizeBytes: stat.size, mtimeMs: stat.mtimeMs, completeBytes: Math.max(from, Math.min(completeBytes, heldFrom)) });
         options.onProgress?.(index + 1, stats.length, bytesDone, bytesTotal);
       }
     },
   };
   await drive(source, target);
-  const result: ImportReading = { filesSeen: files.length, filesRead, filesUnchanged, recordsRead, eventsEmitted, eventsAlreadyImported, malformedRecords, skippedRecords: skipped, bytesParsed };
+  const result: ImportReading = { filesSeen: files.length, filesRead, filesUnchanged, recordsRead, eventsEmitted, eventsAlreadyImported, malformedRecords, skippedRecords: skipped, bytesParsed, unterminated, ...(options.holdTail === true ? { held } : {}) };
   // Recorded only after every event of these files is acknowledged: a crash before this point
   // re-imports them, and the deterministic event ids make that harmless. A refused run records
   // nothing (recordIf), so that it is refused again the next time.

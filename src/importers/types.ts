@@ -64,8 +64,13 @@ export interface ImportOutput {
 export interface LineParser {
   /** Reads one complete, non-blank line (offsets and rules as in lines.ts). */
   line(line: RawLine): void;
-  /** After the last complete line: hands out everything still held. */
+  /** After the last complete line: hands out everything still held (made `live`: what is settled). */
   end(): void;
+  /**
+   * After `end()` of a parser made `live`: the number of events kept back, and an offset before
+   * the end of every line that completes one (a reader resuming there hands them out again).
+   */
+  readonly held?: { readonly events: number; readonly fromOffset: number } | undefined;
   /** Records of types the importer does not turn into events, counted per type (final after end). */
   readonly skipped: Readonly<Record<string, number>>;
   /**
@@ -83,8 +88,14 @@ export interface LineReading {
    * (the importer's parser says what it records and why). Undefined: one pass.
    */
   readonly scan?: (line: RawLine) => void;
-  /** The parser of the (second) pass; called after every line went through `scan`. */
-  parser(output: ImportOutput): LineParser;
+  /**
+   * The parser of the (second) pass; called after every line went through `scan`. `live`: the
+   * file may still grow (`watch`): a parser that can tell keeps back the events its next lines
+   * may still change (a call without its result, a response whose streamed copies may go on)
+   * and every event after them in its order, unless they end before `settledBefore` (handed
+   * out by an earlier run), and says what it kept in `held`.
+   */
+  parser(output: ImportOutput, live?: { readonly settledBefore: number }): LineParser;
 }
 
 /**

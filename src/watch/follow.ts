@@ -42,6 +42,11 @@ export interface CycleReport {
   readonly reading: ImportReading;
   /** Files whose last line is still unterminated after the cycle (waiting for its newline). */
   readonly tornFiles: number;
+  /** Files read to their end because they had been still for tailSettleMs (events kept back handed out). */
+  readonly released: number;
+  /** Events held back at the ends of this harness's files after the cycle (ImportOptions.holdTail). */
+  readonly heldEvents: number;
+  readonly tailSettleMs: number;
 }
 
 export interface FollowOptions {
@@ -49,6 +54,12 @@ export interface FollowOptions {
   readonly rescanMs?: number;
   /** A cycle starts this long after the first notification, so a burst of writes is one cycle (default 100 ms). */
   readonly settleMs?: number;
+  /**
+   * A file's events kept back (a call waiting for its result, a response still streamed: see
+   * ImportOptions.holdTail) are handed out once the file has not changed for this long, as they
+   * are (default 5 s): the session may have ended there.
+   */
+  readonly tailSettleMs?: number;
   /** One line on stderr: a file truncated, replaced, rewritten or deleted; a failed cycle. */
   readonly say: (line: string) => void;
   /** After each cycle that read a file of a harness. */
@@ -78,6 +89,8 @@ export interface FollowTotals {
   filesReset: number;
   filesDeleted: number;
   failedCycles: number;
+  /** Events kept back at the end of the last cycle (written by a later one, or by the next run). */
+  eventsHeld: number;
 }
 
 function tailHash(path: string, end: number): string | undefined {
@@ -135,7 +148,11 @@ function foldersUnder(root: string): string[] {
 }
 
 export class Follower {
-  readonly totals: FollowTotals = { cycles: 0, filesRead: 0, recordsRead: 0, eventsEmitted: 0, malformedRecords: 0, filesReset: 0, filesDeleted: 0, failedCycles: 0 };
+  readonly totals: FollowTotals = { cycles: 0, filesRead: 0, recordsRead: 0, eventsEmitted: 0, malformedRecords: 0, filesReset: 0, filesDeleted: 0, failedCycles: 0, eventsHeld: 0 };
+  /** Per harness, the files whose last events are kept back, and how many. */
+  private readonly held = new Map<string, Map<string, number>>();
+  private readonly tailSettleMs: number;
+  private releaseTimer: NodeJS.Timeout | undefined;
   private readonly known = new Map<string, Map<string, Known>>();
   private readonly watchers = new Map<string, FSWatcher>();
   private readonly rescanMs: number;
@@ -153,7 +170,11 @@ export class Follower {
   ) {
     this.rescanMs = options.rescanMs ?? 10_000;
     this.settleMs = options.settleMs ?? 100;
-    for (const h of harnesses) this.known.set(h.importer.id, new Map());
+    this.tailSettleMs = options.tailSettleMs ?? 5_000;
+    for (const h of harnesses) {
+      this.known.set(h.importer.id, new Map());
+      this.held.set(h.importer.id, new Map());
+    }
   }
 
   /** Reads everything not read yet (as an import would), then follows. Rejects when that first cycle fails. */
@@ -172,6 +193,7 @@ export class Follower {
     this.stopped = true;
     if (this.settleTimer) clearTimeout(this.settleTimer);
     if (this.rescanTimer) clearInterval(this.rescanTimer);
+    if (this.releaseTimer) clearTimeout(this.releaseTimer);
     for (const w of this.watchers.values()) w.close();
     this.watchers.clear();
     while (this.running) await this.running;
@@ -248,6 +270,27 @@ export class Follower {
   private async cycle(all: boolean): Promise<void> {
     this.totals.cycles++;
     for (const h of this.harnesses) await this.cycleOf(h, all);
+    let held = 0;
+    for (const files of this.held.values()) for (const n of files.values()) held += n;
+    this.totals.eventsHeld = held;
+    this.scheduleRelease();
+  }
+
+  /** A cycle when the first file holding events back has been still for tailSettleMs. */
+  private scheduleRelease(): void {
+    if (this.stopped) return;
+    if (this.releaseTimer) clearTimeout(this.releaseTimer);
+    this.releaseTimer = undefined;
+    let due = Number.POSITIVE_INFINITY;
+    for (const [id, files] of this.held) {
+      const known = this.known.get(id);
+      for (const path of files.keys()) due = Math.min(due, (known?.get(path)?.mtimeMs ?? 0) + this.tailSettleMs);
+    }
+    if (due === Number.POSITIVE_INFINITY) return;
+    this.releaseTimer = setTimeout(() => {
+      this.releaseTimer = undefined;
+      this.trigger(0);
+    }, Math.max(0, due - Date.now()) + 50);
   }
 
   private listFiles(h: FollowedHarness): string[] {
@@ -295,6 +338,20 @@ export class Follower {
       }
     }
     this.totals.filesReset += reset.size;
+    // Files that hold events back and have been still long enough: read to their end.
+    const held = this.held.get(id) as Map<string, number>;
+    const release = new Set<string>();
+    const now = Date.now();
+    for (const path of held.keys()) {
+      if (!listed.has(path)) {
+        held.delete(path);
+        continue;
+      }
+      const k = known.get(path);
+      if (changed.includes(path) || k === undefined || now - k.mtimeMs < this.tailSettleMs || this.stopped) continue;
+      release.add(path);
+      changed.push(path);
+    }
     if (changed.length === 0) return;
     const inodes = new Map(changed.map((p) => [p, statOf(p)?.ino]));
     const state: ImportStateStore = {
@@ -310,17 +367,18 @@ export class Follower {
       },
     };
     const ingestedAt = nowClickHouseTime();
-    const reading = await readImport(h.importer, changed, state, this.sink.cycleTarget(ingestedAt), { ...this.options.reading, ingestedAt });
-    // Files read to below their size: an unterminated last line waits for its newline.
-    let tornFiles = 0;
+    const reading = await readImport(h.importer, changed, state, this.sink.cycleTarget(ingestedAt), { ...this.options.reading, ingestedAt, holdTail: true, release });
     for (const path of changed) {
-      const k = known.get(path);
-      if (k !== undefined && k.completeBytes < k.sizeBytes) tornFiles++;
+      const n = reading.held?.get(path);
+      if (n === undefined) held.delete(path);
+      else held.set(path, n);
     }
+    // Files read to below their size: an unterminated last line waits for its newline.
+    const tornFiles = reading.unterminated?.size ?? 0;
     this.totals.filesRead += reading.filesRead;
     this.totals.recordsRead += reading.recordsRead;
     this.totals.eventsEmitted += reading.eventsEmitted;
     this.totals.malformedRecords += reading.malformedRecords;
-    if (reading.filesRead > 0) this.options.onCycle?.({ importer: id, files: changed, reading, tornFiles });
+    if (reading.filesRead > 0) this.options.onCycle?.({ importer: id, files: changed, reading, tornFiles, released: release.size, heldEvents: [...held.values()].reduce((a, b) => a + b, 0), tailSettleMs: this.tailSettleMs });
   }
 }

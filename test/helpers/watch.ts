@@ -44,30 +44,27 @@ export class Watch {
     return this.lines.filter((l) => / claude-code: \d+ file\(s\) read/.test(l)).length;
   }
 
+  /**
+   * Resolves once the latest cycle holds nothing back: the events a file's end held (a call
+   * waiting for its result, a response still streamed) were handed out after the file was still
+   * for --tail-settle-ms (or completed by later lines).
+   */
+  async settled(timeoutMs = 120_000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const last = [...this.lines].reverse().find((l) => / claude-code: \d+ file\(s\) read/.test(l));
+      if (last !== undefined && !/held until/.test(last)) return;
+      if (Date.now() > until) throw new Error(`watch still held events after ${timeoutMs} ms; it printed:\n${this.lines.join('\n')}`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 1000);
+      });
+    }
+  }
+
   kill(signal: NodeJS.Signals): void {
     this.child.kill(signal);
   }
 }
 
-
-/**
- * The tables with token_usage's running context left out: a session's context after each event
- * (context_tokens, its share, the drift and the estimates since the last observation, the row
- * counter session_seq) is accounted in the order events arrive. A file read in several runs
- * (incremental imports, and so watch's cycles) hands a call first without its result and later
- * with it, so the estimate of its output lands after a usage it precedes in a one-shot read:
- * `import` run three times on a growing file gives the same differences (measured). Every event's
- * own figures (observed tokens, estimates, ids, times) are compared; so are all other tables.
- */
-export const RUNNING = ['context_tokens', 'context_source', 'usage_pct', 'above_threshold', 'drift_estimated_tokens', 'drift_observed_tokens', 'drift_content_class', 'last_observed_context', 'estimated_since_observed', 'classes_since_observed', 'session_seq'];
-export function comparable(d: TableDump): TableDump {
-  const out: TableDump = new Map(d);
-  const strip = (row: string): string => {
-    const o = JSON.parse(row) as Record<string, unknown>;
-    for (const k of RUNNING) delete o[k];
-    return JSON.stringify(o);
-  };
-  out.set('token_usage', (d.get('token_usage') ?? []).map(strip).sort());
-  return out;
-}
 

@@ -306,6 +306,8 @@ export class TranscriptIndex {
   private descentMinMs: number[] = [];
   private next = 0;
   private sealed = false;
+  /** The response (hashed key) of the last assistant line with a message id: the one still streamed, if any. */
+  lastResponse: number | undefined;
 
   /** Reads one line of the first pass. */
   scan(line: RawLine): void {
@@ -331,7 +333,9 @@ export class TranscriptIndex {
       const id = message['id'];
       if (typeof id === 'string') {
         const requestId = value['requestId'];
-        this.lastResponseLine.set(hashId(responseKey(id, typeof requestId === 'string' ? requestId : '')), line.lineNo);
+        const key = hashId(responseKey(id, typeof requestId === 'string' ? requestId : ''));
+        this.lastResponseLine.set(key, line.lineNo);
+        this.lastResponse = key;
       }
       const content = message['content'];
       if (Array.isArray(content)) {
@@ -418,6 +422,11 @@ class HeldEvents {
     h[i] = e;
   }
 
+  /** The events held, in no order. */
+  items(): readonly HeldEvent[] {
+    return this.heap;
+  }
+
   pop(): HeldEvent | undefined {
     const h = this.heap;
     const top = h[0];
@@ -461,20 +470,21 @@ export class TranscriptParser implements LineParser {
   /** First results read before their tool_use, while one may still come. */
   private readonly waitingResults = new Map<string, ToolResultState>();
   private unjoinedResults = 0;
-  private readonly held = new HeldEvents();
+  private readonly queue = new HeldEvents();
   private lineNo = 0;
 
   constructor(
     private readonly context: TranscriptContext,
     private readonly index: TranscriptIndex,
     private readonly output: ImportOutput,
+    private readonly live?: { readonly settledBefore: number },
   ) {
     this.malformed = new MalformedStream((m) => output.malformed(m));
   }
 
   /** Events started and not yet handed out. */
   get heldEvents(): number {
-    return this.held.size;
+    return this.queue.size;
   }
 
   line(line: RawLine): void {
@@ -483,8 +493,19 @@ export class TranscriptParser implements LineParser {
     this.release(false);
   }
 
+  /** Events kept back by `end({ holdTail: true })` (see LineParser.held). */
+  held: { events: number; fromOffset: number } | undefined;
+
   end(): void {
     this.release(true);
+    if (this.live !== undefined && this.queue.size > 0) {
+      let fromOffset = Number.POSITIVE_INFINITY;
+      for (const e of this.queue.items()) {
+        const end = e.kind === 'usage' ? e.response.lastLine.endOffset : (e.call.result?.line.endOffset ?? e.call.line.endOffset);
+        fromOffset = Math.min(fromOffset, end - 1);
+      }
+      this.held = { events: this.queue.size, fromOffset };
+    }
     // Results whose tool_use is not in this file (a resumed session's earlier file, say).
     const unjoined = this.unjoinedResults + this.waitingResults.size;
     this.waitingResults.clear();
@@ -581,7 +602,7 @@ export class TranscriptParser implements LineParser {
       if (result !== undefined) this.waitingResults.delete(block.id);
       const call: ToolUseState = { id: block.id, name: block.name, input: rawInputOf(text, blockIndex, block.input), sessionId, agentId, turnId, model, ts, line: posOf(line), blockIndex, result };
       this.calls.set(block.id, call);
-      this.held.push({ kind: 'call', call, sortMs, sortLine: line.lineNo, sortRank: 1 + blockIndex });
+      this.queue.push({ kind: 'call', call, sortMs, sortLine: line.lineNo, sortRank: 1 + blockIndex });
     }
   }
 
@@ -611,7 +632,7 @@ export class TranscriptParser implements LineParser {
     if (seen === undefined) {
       const response: ResponseState = { messageId, requestId, sessionId, agentId, turnId, model, ts, firstLine: posOf(line), lastLine: posOf(line), usage };
       this.responses.set(key, response);
-      this.held.push({ kind: 'usage', response, sortMs, sortLine: line.lineNo, sortRank: 0 });
+      this.queue.push({ kind: 'usage', response, sortMs, sortLine: line.lineNo, sortRank: 0 });
       return;
     }
     // A streamed response repeats its usage on every line; early lines carry a partial
@@ -622,16 +643,33 @@ export class TranscriptParser implements LineParser {
 
   /** Whether no later line can change the event. */
   private isFinal(e: HeldEvent): boolean {
+    if (this.isOpen(e)) return false;
     if (e.kind === 'usage') return !this.index.hasResponseAfter(e.response.messageId, e.response.requestId, this.lineNo);
     return e.call.result !== undefined || !this.index.hasResultAfter(e.call.id, this.lineNo);
+  }
+
+  /**
+   * Whether a line appended to a live file may still change the event (kept back then): a call
+   * without a result in the file, and the response of the file's last assistant line (its
+   * streamed copies may go on, results of its calls written in between; a line of another
+   * response after it means it was written out).
+   * An event that ends before `settledBefore` was handed out by an earlier run as it was
+   * (the file was still long enough: an abandoned call, a session ended there) and stays so.
+   */
+  private isOpen(e: HeldEvent): boolean {
+    const live = this.live;
+    if (live === undefined) return false;
+    if (e.kind === 'usage') return this.index.lastResponse === hashId(responseKey(e.response.messageId, e.response.requestId)) && e.response.lastLine.endOffset > live.settledBefore;
+    return e.call.result === undefined && e.call.line.endOffset > live.settledBefore;
   }
 
   /** Hands out the held events that are final and first in time order (all of them at the end). */
   private release(atEnd: boolean): void {
     const earliest = atEnd ? Number.POSITIVE_INFINITY : this.index.earliestAfter(this.lineNo);
-    for (let e = this.held.peek(); e !== undefined; e = this.held.peek()) {
+    for (let e = this.queue.peek(); e !== undefined; e = this.queue.peek()) {
       if (!atEnd && (e.sortMs > earliest || !this.isFinal(e))) return;
-      this.held.pop();
+      if (atEnd && this.isOpen(e)) return;
+      this.queue.pop();
       if (e.kind === 'usage') {
         this.responses.delete(responseKey(e.response.messageId, e.response.requestId));
         this.output.event(this.usageEvent(e.response));
@@ -707,7 +745,7 @@ export function transcriptReading(context: TranscriptContext): LineReading & { r
   return {
     index,
     scan: (line) => index.scan(line),
-    parser: (output) => new TranscriptParser(context, index, output),
+    parser: (output, live) => new TranscriptParser(context, index, output, live),
   };
 }
 

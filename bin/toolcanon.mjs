@@ -2,9 +2,9 @@
 // Entry point. Runs the compiled JavaScript in dist/ when it is at least as new as every source
 // file (npm ci builds it through the prepare script); otherwise loads the TypeScript sources
 // through tsx, so an edited checkout never runs stale code.
-import { spawn } from 'node:child_process';
-import { existsSync, fstatSync, readdirSync, statSync } from 'node:fs';
-import { constants as osConstants } from 'node:os';
+// node:child_process and node:os are imported only where needed: statusline runs on every
+// prompt of Claude Code, and each costs it milliseconds.
+import { existsSync, fstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
@@ -37,6 +37,7 @@ function stdinCarriesData() {
 }
 // statusline loads no engine and reads its stdin itself.
 if (process.env.TOOLCANON_STDIN_FD === undefined && args[0] !== 'consume' && args[0] !== 'produce' && args[0] !== 'statusline' && stdinCarriesData()) {
+  const [{ spawn }, { constants: osConstants }] = await Promise.all([import('node:child_process'), import('node:os')]);
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...args], {
     stdio: ['ignore', 'inherit', 'inherit', 0],
     env: { ...process.env, TOOLCANON_STDIN_FD: '3' },
@@ -46,11 +47,26 @@ if (process.env.TOOLCANON_STDIN_FD === undefined && args[0] !== 'consume' && arg
   process.exit(code);
 }
 
-const compiledIsFresh = existsSync(stamp) && statSync(stamp).mtimeMs >= newestMtimeMs(join(root, 'src'));
+// statusline's bundle (scripts/bundle-statusline.mjs), when no source it was built from is newer.
+let run;
+if (args[0] === 'statusline') {
+  const bundle = join(root, 'dist', 'statusline.mjs');
+  const inputs = join(root, 'dist', 'statusline.inputs.json');
+  let fresh = false;
+  try {
+    const built = statSync(bundle).mtimeMs;
+    fresh = JSON.parse(readFileSync(inputs, 'utf8')).every((source) => statSync(join(root, source)).mtimeMs <= built);
+  } catch {
+    fresh = false; // not built, or a source moved: the usual way below
+  }
+  if (fresh) ({ run } = await import('../dist/statusline.mjs'));
+}
+
 // statusline runs on every prompt of Claude Code: its own entry, without main.js's imports (~100 ms).
 const entry = args[0] === 'statusline' ? 'statusline-command' : 'main';
-let run;
-if (compiledIsFresh) {
+if (run !== undefined) {
+  // the bundle above
+} else if (existsSync(stamp) && statSync(stamp).mtimeMs >= newestMtimeMs(join(root, 'src'))) {
   ({ run } = await import(`../dist/cli/${entry}.js`));
 } else {
   const { register } = await import('tsx/esm/api');

@@ -4,7 +4,7 @@
 // is one line and exit 2; a transcript not written yet is said, exit 0; with a running serve
 // owning the database, today's cost is the database's, equal to report usage --by day's.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -276,5 +276,19 @@ describe('statusline with a running serve owning the database', () => {
     const after = json(stdinFor('owned', path, 'claude-sonnet-4-5'), ['--db', db, ...withPrices], cache);
     expect(after.today_source).toBe('statusline_sessions');
     expect(after.today_cost_usd).toBe('0.480180');
+  });
+});
+
+describe('statusline bundle (scripts/bundle-statusline.mjs)', () => {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  it('is built by npm run build from the statusline command and the modules it imports, each a source that exists; the statusline runs from it', () => {
+    const inputs = JSON.parse(readFileSync(join(root, 'dist/statusline.inputs.json'), 'utf8')) as string[];
+    expect(inputs).toContain('src/cli/statusline-command.ts');
+    expect(inputs).toContain('src/statusline/statusline.ts');
+    for (const source of inputs) expect(existsSync(join(root, source)), source).toBe(true);
+    // Nothing of the engine, the ClickHouse client or the pipeline is in it.
+    expect(inputs.filter((s) => /sink\/clickhouse|chdb|pipeline|decode\//.test(s))).toEqual([]);
+    const bundle = readFileSync(join(root, 'dist/statusline.mjs'), 'utf8');
+    expect(bundle).not.toMatch(/from ['"](chdb|@clickhouse\/client)['"]/);
   });
 });

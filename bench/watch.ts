@@ -1,7 +1,11 @@
 // `toolcanon watch` live figures, in one run (not a timed test):
 //  1. append-to-row latency: a Claude Code turn (prompt, streamed response with a tool_use, its
 //     result: 2 events) appended N times at random gaps; the time from the append to watch's cycle
-//     line, printed once the cycle's rows are stored and recorded. p50 / p95.
+//     line, printed once the cycle's rows are stored and recorded. p50 / p95. And the time from
+//     the append of a turn to the cycle that stored that turn's events: watch holds back a
+//     response while it may still be streamed (until a line of the next response, or
+//     --tail-settle-ms of stillness, 3 s here) and the events after it, so this one includes the
+//     gap to the next turn (an agent loop's next request).
 //  2. idle CPU: user + system time of the watch process, and of the engine it owns, over 60 s with
 //     nothing written (no busy polling: the rescan runs every 10 s), as a share of one core.
 //  3. soak: RECORDS raw records appended in bursts (a new session file every FILE_TURNS turns, as
@@ -39,7 +43,8 @@ function turnLines(session: string): string {
   return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
 }
 
-const child = spawn(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), 'watch', 'claude-code', logs, '--db', db], { stdio: ['ignore', 'pipe', 'pipe'] });
+const TAIL_SETTLE_MS = 3000;
+const child = spawn(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), 'watch', 'claude-code', logs, '--db', db, '--tail-settle-ms', String(TAIL_SETTLE_MS)], { stdio: ['ignore', 'pipe', 'pipe'] });
 const lines: { at: number; text: string }[] = [];
 let carry = '';
 let waiters: (() => void)[] = [];
@@ -84,15 +89,31 @@ try {
   const session = 'bench-latency';
   const file = join(logs, 'proj', `${session}.jsonl`);
   const latencies: number[] = [];
+  const appendedAt: number[] = [];
+  const cyclesBefore = cycles().length;
   for (let i = 0; i < SAMPLES; i++) {
     await sleep(200 + Math.random() * 600);
     const before = cycles().length;
     const t0 = performance.now();
+    appendedAt.push(t0);
     appendFileSync(file, turnLines(session));
     await until(() => cycles().length > before, 'a cycle');
     latencies.push((cycles()[before] as { at: number }).at - t0);
   }
   console.log(`latency: ${SAMPLES} appends of one turn (2 events) to a stored, recorded cycle: p50 ${pct(latencies, 50).toFixed(0)} ms, p95 ${pct(latencies, 95).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms (target p95 <= 2000 ms)`);
+  // The cycle that stored each turn's 2 events: the first whose running count of new events reaches it.
+  const emitted = (): number[] => {
+    let n = 0;
+    return cycles().slice(cyclesBefore).map((c) => (n += Number(/, (\d+) new event\(s\)/.exec(c.text)?.[1] ?? 0)));
+  };
+  await until(() => (emitted().at(-1) ?? 0) >= SAMPLES * 2, 'the last turn handed out after the stillness');
+  const running = emitted();
+  const stored = appendedAt.map((t0, k) => {
+    const i = running.findIndex((n) => n >= (k + 1) * 2);
+    return (cycles()[cyclesBefore + i] as { at: number }).at - t0;
+  });
+  const inLoop = stored.slice(0, -1);
+  console.log(`latency, append of a turn to its events stored: p50 ${pct(inLoop, 50).toFixed(0)} ms, p95 ${pct(inLoop, 95).toFixed(0)} ms while the next turns come (gaps 200-800 ms); the last turn ${stored.at(-1)?.toFixed(0)} ms (held for --tail-settle-ms ${TAIL_SETTLE_MS} of stillness)`);
 
   // 2. Idle CPU.
   await sleep(3000);
@@ -125,8 +146,10 @@ try {
     }
   }
   const events = (SAMPLES + turns) * 2;
-  // Caught up when a cycle reports nothing new after the last append: wait for the summary at stop.
-  await sleep(3000);
+  // Caught up when every event appended was handed out (the last turn after the stillness).
+  const allEmitted = (): number => cycles().reduce((n, c) => n + Number(/, (\d+) new event\(s\)/.exec(c.text)?.[1] ?? 0), 0);
+  await until(() => allEmitted() >= events, 'every event handed out', 3_600_000);
+  rss.push(rssMb(pid));
   child.kill('SIGTERM');
   const code = await new Promise<number | null>((r) => child.on('exit', r));
   const summary = stdout.trim();

@@ -42,7 +42,7 @@ Options:
   --rescan-ms N              Fallback rescan interval (default 10000)
   --tail-settle-ms N         Events at a file's end that its next lines may still change (a call
                              waiting for its result, a response still streamed) are held until
-                             those lines come, or the file is still this long (default 5000)
+                             those lines come, or the file is still this long (default 30000)
   --threshold-pct N          Context threshold for breaches, percent (default 85)
   --headroom-tokens N        Moves the trigger earlier by N tokens (default 0)
   --models FILE              JSON { "model": contextWindowTokens } laid over the shipped table
@@ -167,7 +167,7 @@ export async function runWatchCommand(argv: readonly string[], io: Io): Promise<
     redact: !values['no-redact'] && redactionFromEnv(),
   };
   const rescanMs = positiveInt('rescan-ms', values['rescan-ms'], 10_000);
-  const tailSettleMs = positiveInt('tail-settle-ms', values['tail-settle-ms'], 5_000);
+  const tailSettleMs = positiveInt('tail-settle-ms', values['tail-settle-ms'], 30_000);
   retentionDays(values['retention-days']);
   if (values.clickhouse !== undefined) checkClickHouseUrl(values.clickhouse, '--clickhouse');
   const kafkaOnly = (['brokers', 'topic', 'dlq-topic', 'partitions', 'state-dir'] as const).find((f) => values[f] !== undefined);

@@ -51,7 +51,7 @@ describe.skipIf(brokers === null || server === null || CORPUS === null)('a third
     mkdirSync(join(logs, 'proj'), { recursive: true });
     const file = join(logs, 'proj', '258c7280-ae70-4798-800f-63464d01a85d.jsonl');
     writeFileSync(file, main.subarray(0, 1000)); // a torn first line: nothing to publish yet
-    const w = new Watch(['claude-code', logs, '--to-kafka', '--brokers', (brokers ?? []).join(','), '--topic', topic, '--partitions', '3', '--state-dir', join(tmp.dir, 'state'), '--rescan-ms', '3000', ...MACHINE]);
+    const w = new Watch(['claude-code', logs, '--tail-settle-ms', '10000', '--to-kafka', '--brokers', (brokers ?? []).join(','), '--topic', topic, '--partitions', '3', '--state-dir', join(tmp.dir, 'state'), '--rescan-ms', '3000', ...MACHINE]);
     await w.waitFor(/caught up: following/);
     // The rest in pieces cut off line boundaries, each waited for (watch's cycle line).
     const cuts = [0.2, 0.45, 0.7, 1].map((f) => Math.floor(main.length * f) + (f < 1 ? 13 : 0));

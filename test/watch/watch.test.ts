@@ -61,7 +61,7 @@ describe.skipIf(CORPUS === null)('toolcanon watch on a real engine', () => {
     const file = join(logs, 'proj', '258c7280-ae70-4798-800f-63464d01a85d.jsonl');
     writeFileSync(file, main.subarray(0, 1000)); // a torn first line: nothing to read yet
     const db = join(tmp.dir, 'a', 'db');
-    const w = new Watch(['claude-code', logs, '--db', db, '--rescan-ms', '3000']);
+    const w = new Watch(['claude-code', logs, '--tail-settle-ms', '10000', '--db', db, '--rescan-ms', '3000']);
     await w.waitFor(/caught up: following/);
     await appendTorn(w, file, main.subarray(1000), 12);
     // A new session folder with a subagent's transcript appears while watch runs.
@@ -98,20 +98,20 @@ describe.skipIf(CORPUS === null)('toolcanon watch on a real engine', () => {
     const db = join(tmp.dir, 'b', 'db');
     const third = Math.floor(main.length / 3);
     writeFileSync(file, main.subarray(0, third));
-    let w = new Watch(['claude-code', logs, '--db', db]);
+    let w = new Watch(['claude-code', logs, '--tail-settle-ms', '10000', '--db', db]);
     await w.waitFor(/caught up: following/);
     w.kill('SIGTERM');
     expect(await w.exited).toBe(0);
     const first = stoppedLine(w.stdout);
     // Appended while nothing watches, torn at the end.
     appendFileSync(file, main.subarray(third, 2 * third + 5));
-    w = new Watch(['claude-code', logs, '--db', db]);
+    w = new Watch(['claude-code', logs, '--tail-settle-ms', '10000', '--db', db]);
     await w.waitFor(/caught up: following/);
     await appendTorn(w, file, main.subarray(2 * third + 5, 2 * third + 200_000), 3);
     w.kill('SIGKILL');
     await w.exited;
     appendFileSync(file, main.subarray(2 * third + 200_000));
-    w = new Watch(['claude-code', logs, '--db', db]);
+    w = new Watch(['claude-code', logs, '--tail-settle-ms', '10000', '--db', db]);
     await w.waitFor(/caught up: following/);
     await w.settled();
     w.kill('SIGTERM');
@@ -132,7 +132,7 @@ describe.skipIf(CORPUS === null)('toolcanon watch on a real engine', () => {
     const text = readFileSync(SHORT);
     writeFileSync(file, text);
     const db = join(tmp.dir, 'c', 'db');
-    const w = new Watch(['claude-code', logs, '--db', db]);
+    const w = new Watch(['claude-code', logs, '--tail-settle-ms', '10000', '--db', db]);
     await w.waitFor(/caught up: following/);
     // Truncated to nothing, then written again: read again from its start.
     truncateSync(file, 0);

@@ -204,6 +204,24 @@ class Bytes {
     this.varUInt(written);
     this.pos += written;
   }
+  /** Raw bytes as a String value (length, then the bytes); a large one is kept as its own chunk, not copied. */
+  raw(b: Uint8Array): void {
+    this.varUInt(b.byteLength);
+    if (b.byteLength < 64 * 1024) {
+      this.reserve(b.byteLength);
+      this.buf.set(b, this.pos);
+      this.pos += b.byteLength;
+      return;
+    }
+    if (this.pos > 0) {
+      this.chunks.push(this.buf.subarray(0, this.pos));
+      this.done += this.pos;
+      this.buf = this.buf.subarray(this.pos);
+      this.pos = 0;
+    }
+    this.chunks.push(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+    this.done += b.byteLength;
+  }
   u32(v: number): void {
     this.reserve(4);
     this.buf.writeUInt32LE(v >>> 0, this.pos);
@@ -270,7 +288,7 @@ function cellCode(spec: NativeColumn, i: number): string {
   const fail = `throw bad(c${i}, v);`;
   switch (spec.wire) {
     case 'String':
-      return `if (typeof v !== 'string') ${fail} d${i}.str(v);`;
+      return `if (typeof v === 'string') d${i}.str(v); else if (v instanceof Uint8Array) d${i}.raw(v); else ${fail}`;
     case 'Bool':
     case 'UInt8':
       return `if (typeof v === 'boolean') d${i}.u8(v ? 1 : 0); else if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 255) d${i}.u8(v); else ${fail}`;

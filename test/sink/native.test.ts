@@ -234,6 +234,32 @@ describe('Native blocks', () => {
     }
   });
 
+  it('writes raw bytes to a String column as their length and the bytes, a large value its own part (not copied), between other rows', () => {
+    const leb = (v: number): Buffer => {
+      const out: number[] = [];
+      while (v >= 0x80) {
+        out.push((v & 0x7f) | 0x80);
+        v = Math.floor(v / 128);
+      }
+      out.push(v);
+      return Buffer.from(out);
+    };
+    for (const n of [0, 1, 127, 128, 65_535, 65_536, 300_000]) {
+      const raw = Buffer.alloc(n);
+      for (let i = 0; i < n; i++) raw[i] = (i * 7 + 3) & 0xff; // not UTF-8: bytes as they are
+      const w = new NativeWriter([{ name: 'x', wire: 'String', nullable: false }]);
+      w.row({ x: 'before' });
+      w.row({ x: raw });
+      w.row({ x: 'after' });
+      const want = Buffer.concat([leb(6), Buffer.from('before'), leb(n), raw, leb(5), Buffer.from('after')]);
+      const parts = w.parts();
+      const got = Buffer.concat(parts);
+      expect(got.subarray(got.length - want.length).equals(want), `${n} bytes`).toBe(true);
+      // A large value is one of the parts as given (the same memory), not a copy.
+      if (n >= 65_536) expect(parts.some((p) => p.buffer === raw.buffer && p.byteOffset === raw.byteOffset && p.length === n)).toBe(true);
+    }
+  });
+
   it('writes an Int64 as BigInt would, from numbers and decimal text, and refuses one out of range', () => {
     const values: (number | string)[] = [0, -1, 1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 31) - 1, 2 ** 32 - 1, 2 ** 32, -(2 ** 32), -(2 ** 32) - 1, 2 ** 53 - 1, -(2 ** 53 - 1)];
     for (const v of [...values]) values.push(String(v));

@@ -3,9 +3,10 @@
 // checked on every request (ClickHouse API and page), the token and owner files are 0600, a
 // second process's report and query read through the running serve and answer as without it, a
 // replay writes through it, a stale owner file is ignored and replaced, and the page in headless
-// Chromium shows a row written after it loaded within 5 s.
+// Chromium shows a row written after it loaded within 5 s, and a call appended to a file `watch`
+// follows (writing through serve) within 5 s.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createClient } from '@clickhouse/client';
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrSkip } from '../helpers/browser.ts';
 import { makeTempDir } from '../helpers/db.ts';
 import { eventLine } from '../helpers/events.ts';
+import { Watch } from '../helpers/watch.ts';
 import { buildHtmlReport } from '../../src/report/html.ts';
 import { PriceTable } from '../../src/cost/prices.ts';
 import { ClickHouseSink } from '../../src/sink/clickhouse.ts';
@@ -369,6 +371,42 @@ describe('toolcanon serve', () => {
       expect(shownMs).toBeLessThan(5_000);
       expect(consoleErrors).toEqual([]);
       await page.close();
+    });
+    it('shows a call appended to a file `watch` follows (writing through serve) within 5 s: the call and its result, then the next response begins', async () => {
+      const logs = join(tmp.dir, 'watched');
+      mkdirSync(join(logs, 'proj'), { recursive: true });
+      const file = join(logs, 'proj', 'live-session.jsonl');
+      const at = (ms: number): string => new Date(Date.now() + ms).toISOString();
+      const common = { sessionId: 'serve-watch-1', isSidechain: false, cwd: '/work/repo', version: '2.1.30' };
+      const usage = { input_tokens: 3, cache_creation_input_tokens: 120, cache_read_input_tokens: 20_000, output_tokens: 40 };
+      const line = (o: object): string => `${JSON.stringify({ ...o, ...common })}\n`;
+      writeFileSync(file, line({ type: 'user', uuid: 'u-0', timestamp: at(0), message: { role: 'user', content: 'list the files' } }));
+      const w = new Watch(['claude-code', logs, '--db', DB]);
+      try {
+        await w.waitFor(/caught up: following/);
+        expect(w.lines.join('\n')).toMatch(/through process \d+/);
+        const page = await browser.newPage();
+        await page.goto(`${served.url}/?token=${token}`);
+        const calls = page.locator('[data-metric="tool_calls"]');
+        const first = Number(await calls.getAttribute('data-value'));
+        // A response with a tool call, its result, and the first line of the next response (which
+        // says the first is written out: watch holds a response while it may still be streamed).
+        appendFileSync(
+          file,
+          line({ type: 'assistant', uuid: 'a-1', timestamp: at(1), requestId: 'req_1', message: { model: 'claude-opus-4-6', id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_live_1', name: 'Bash', input: { command: 'ls' } }], usage } }) +
+            line({ type: 'user', uuid: 'r-1', timestamp: at(2), message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_live_1', content: 'a.ts b.ts' }] } }) +
+            line({ type: 'assistant', uuid: 'a-2', timestamp: at(3), requestId: 'req_2', message: { model: 'claude-opus-4-6', id: 'msg_2', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'two files' }], usage } }),
+        );
+        const appended = performance.now();
+        await expect.poll(async () => Number(await calls.getAttribute('data-value', { timeout: 1_000 }).catch(() => NaN)), { timeout: 5_000, interval: 100 }).toBe(first + 1);
+        const shownMs = Math.round(performance.now() - appended);
+        console.log(`serve page: a call appended to a watched file showed after ${shownMs} ms`);
+        expect(shownMs).toBeLessThan(5_000);
+        await page.close();
+      } finally {
+        w.kill('SIGTERM');
+        expect(await w.exited).toBe(0);
+      }
     });
   });
 

@@ -329,11 +329,17 @@ function refuse(res: ServerResponse, tokenFile: string): void {
   res.end(`toolcanon: unauthorized: give the token in ${tokenFile} (X-ClickHouse-Key, Authorization: Bearer, basic auth password, or open /?token=… once in a browser)\n`);
 }
 
+/** The largest request head (URL and headers) the proxy reads: ClickHouse's own URI limit, and room for the headers. */
+const PROXY_MAX_HEAD_BYTES = 1024 * 1024 + 64 * 1024;
+
 function startProxy(port: number, token: string, tokenFile: string, engineSocket: string, pages: () => Promise<PageRoutes>): Promise<Server> {
   const secret = Buffer.from(token);
   // To the engine through the bridge's Unix socket only.
   const agent = new Agent({ keepAlive: true, maxSockets: 32 });
-  const server = createServer((req, res) => {
+  // Queries carry their parameters in the URL (the sink's lookups send up to 48 KiB a
+  // parameter): Node's default limit of 16 KB for a request's head answered them 431 with an
+  // empty body. ClickHouse's own limits are 1 MiB a URI and 128 KiB a value.
+  const server = createServer({ maxHeaderSize: PROXY_MAX_HEAD_BYTES }, (req, res) => {
     const url = new URL(req.url ?? '/', `http://${LOOPBACK}`);
     if (!tokensOf(req, url).some((t) => matches(t, secret))) {
       req.resume();

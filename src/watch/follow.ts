@@ -32,6 +32,11 @@ export interface FollowedHarness {
 export interface FollowSink {
   /** The target of one cycle (the database's writer target, or the Kafka publisher's). */
   cycleTarget(ingestedAt: string): ImportTarget;
+  /**
+   * After a failed cycle: drop what the failed cycle left buffered or half written (the next
+   * cycle reads those files again from what was recorded, as a restarted process would).
+   */
+  reset?(): void;
   readonly state: ImportStateStore;
 }
 
@@ -256,6 +261,7 @@ export class Follower {
       try {
         await this.cycle(false);
       } catch (error) {
+        this.sink.reset?.();
         this.totals.failedCycles++;
         this.options.onError?.(error);
       }

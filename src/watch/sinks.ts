@@ -23,13 +23,18 @@ export interface DatabaseFollowOptions {
 /** The database as watch's sink: what the pipeline stored over the run is `counts`. */
 export function databaseFollowSink(sink: ClickHouseSink, o: DatabaseFollowOptions): { follow: FollowSink; counts: PipelineCounts } {
   const counts = emptyCounts();
-  const writer = new BatchWriter(sink, counts, o.batch, o.accounting);
+  let writer = new BatchWriter(sink, counts, o.batch, o.accounting);
   // Events that name no machine get the importing one (the decoder's fallback), as runImport does.
   const limits: DecodeLimits = { ...o.limits, machine: o.machine };
   return {
     counts,
     follow: {
       cycleTarget: (ingestedAt) => writerTarget(writer, ingestedAt, limits),
+      // A new writer: its accounting is rebuilt from what is stored (counts only ever counted what
+      // was acknowledged), as after a restart; the failed cycle's files are read again.
+      reset: () => {
+        writer = new BatchWriter(sink, counts, o.batch, o.accounting);
+      },
       state: databaseImportState(sink, o.machine.device_id),
     },
   };

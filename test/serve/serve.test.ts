@@ -244,6 +244,13 @@ describe('toolcanon serve', () => {
       const rows = (await (await good.query({ query: 'SELECT count() AS n FROM tool_calls FINAL', format: 'JSONEachRow' })).json()) as { n: string }[];
       expect(Number(rows[0]?.n)).toBeGreaterThan(0);
       await expect(bad.query({ query: 'SELECT 1', format: 'JSONEachRow' })).rejects.toThrow(/unauthorized/);
+      // Parameters travel in the URL: the sink's lookups send up to 48 KiB a parameter (Node's
+      // default 16 KB limit for a request head once answered 431 with an empty body: watch's
+      // cycles failed with an empty message). Up to ClickHouse's own limit of a value (128 KiB).
+      for (const n of [20_000, 100_000]) {
+        const long = (await (await good.query({ query: 'SELECT length({p:String}) AS n', query_params: { p: 'x'.repeat(n) }, format: 'JSONEachRow' })).json()) as { n: string | number }[];
+        expect(Number(long[0]?.n)).toBe(n);
+      }
     } finally {
       await good.close();
       await bad.close();

@@ -167,6 +167,47 @@ describe.skipIf(CORPUS === null)('toolcanon watch on a real engine', () => {
     expect(watched).toEqual(expected);
   }, 600_000);
 
+  it('a burst of 1,500 turns appended at once to a session already stored is read in one cycle, through the owner, without a failed cycle', async () => {
+    // The lookups of 3,000 events already applied or stored go to the engine through watch's own
+    // proxy with their ids in the URL (once refused there: every cycle failed, the writer wedged).
+    const logs = join(tmp.dir, 'd', 'logs');
+    mkdirSync(join(logs, 'proj'), { recursive: true });
+    const file = join(logs, 'proj', 'burst.jsonl');
+    const turns = (from: number, n: number): string => {
+      let out = '';
+      for (let t = from; t < from + n; t++) {
+        const at = (ms: number): string => new Date(Date.parse('2026-12-07T00:00:00Z') + t * 10 + ms).toISOString();
+        const common = { sessionId: 'burst', isSidechain: false, cwd: '/w', version: '2.1.30' };
+        const usage = { input_tokens: 3, cache_creation_input_tokens: 120, cache_read_input_tokens: 20_000 + t, output_tokens: 40 };
+        for (const l of [
+          { type: 'user', uuid: `u-${t}`, timestamp: at(0), message: { role: 'user', content: `step ${t}` } },
+          { type: 'assistant', uuid: `a-${t}`, timestamp: at(1), requestId: `req_${t}`, message: { model: 'claude-opus-4-6', id: `msg_${t}`, type: 'message', role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${t}`, name: 'Bash', input: { command: `echo ${t}` } }], usage } },
+          { type: 'user', uuid: `r-${t}`, timestamp: at(2), message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${t}`, content: `out ${t}` }] } },
+        ]) out += `${JSON.stringify({ ...l, ...common })}\n`;
+      }
+      return out;
+    };
+    writeFileSync(file, turns(0, 10));
+    const db = join(tmp.dir, 'd', 'db');
+    const w = new Watch(['claude-code', logs, '--tail-settle-ms', '10000', '--db', db]);
+    await w.waitFor(/caught up: following/);
+    const before = w.cycles();
+    appendFileSync(file, turns(10, 1_500));
+    await w.waitFor(/ claude-code: \d+ file\(s\) read/, before + 1);
+    await w.settled();
+    w.kill('SIGTERM');
+    expect(await w.exited).toBe(0);
+    expect(w.lines.filter((l) => /cycle failed/.test(l))).toEqual([]);
+    const summary = stoppedLine(w.stdout);
+    expect(summary['failed_cycles']).toBe(0);
+    const ref = join(tmp.dir, 'd', 'ref');
+    mkdirSync(ref);
+    writeFileSync(join(ref, 'burst.jsonl'), readFileSync(file));
+    const expected = await oneShot(ref, join(tmp.dir, 'd', 'oneshot'));
+    expect(expected.get('tool_calls')).toHaveLength(1_510);
+    expect(await dumpInChild(db)).toEqual(expected);
+  }, 600_000);
+
   it('refuses a harness it does not know and a missing folder in one line', async () => {
     const bad = new Watch(['claude-cod', join(tmp.dir, 'nope')]);
     expect(await bad.exited).toBe(2);

@@ -12,7 +12,7 @@
 //     sessions are bounded), RSS of the watch process sampled as it goes; then every event is
 //     checked stored (tool_calls and observed usage through the owner).
 // Usage: npx tsx bench/watch.ts [records=200000] [latency samples=60] [idle seconds=60]
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -144,9 +144,12 @@ try {
   }
   const appendedS = (performance.now() - started) / 1000;
   const events = (SAMPLES + turns) * 2;
-  // Caught up when every event appended was handed out (the last turn after the stillness).
+  // Caught up when every event appended was handed out (the cycle count includes the events a
+  // file read again from before what it held hands out again) and nothing is held any more
+  // (each file's last turn after the stillness).
   const allEmitted = (): number => cycles().reduce((n, c) => n + Number(/, (\d+) new event\(s\)/.exec(c.text)?.[1] ?? 0), 0);
-  await until(() => allEmitted() >= events, 'every event handed out', 3_600_000);
+  const holding = (): boolean => / held until /.test(cycles().at(-1)?.text ?? '');
+  await until(() => allEmitted() >= events && !holding(), 'every event handed out', 3_600_000);
   clearInterval(sampler);
   rss.push(rssMb(pid));
   const caughtUpS = (performance.now() - started) / 1000;
@@ -155,12 +158,21 @@ try {
   const summary = stdout.trim();
   const m = /events_emitted (\d+)/.exec(summary);
   const dead = /dead_letters (\d+)/.exec(summary)?.[1];
-  const q = Math.floor(rss.length / 4);
-  const firstQ = rss.slice(0, Math.max(1, q));
-  const lastQ = rss.slice(-Math.max(1, q));
-  const avg = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-  console.log(`soak: ${turns * 4} raw records (${turns * 2} events) appended in ${appendedS.toFixed(0)} s, all handed out after ${caughtUpS.toFixed(0)} s; RSS MB samples ${rss.map((r) => r.toFixed(0)).join(' ')}; first quarter avg ${avg(firstQ).toFixed(0)}, last quarter avg ${avg(lastQ).toFixed(0)} (ratio ${(avg(lastQ) / avg(firstQ)).toFixed(2)})`);
-  console.log(`stop: exit ${code}; events emitted ${m?.[1]} of ${events} appended, dead letters ${dead}`);
+  // Flat: the highest RSS of the soak's second half against its first half's (the sample before
+  // the soak, an idle watch, is left out of both).
+  const during = rss.slice(1);
+  const half = Math.max(1, Math.floor(during.length / 2));
+  const firstHalfMax = Math.max(...during.slice(0, half));
+  const secondHalfMax = Math.max(...during.slice(half));
+  console.log(`soak: ${turns * 4} raw records (${turns * 2} events) appended in ${appendedS.toFixed(0)} s, all handed out after ${caughtUpS.toFixed(0)} s; RSS MB samples ${rss.map((r) => r.toFixed(0)).join(' ')}; before the soak ${rss[0]?.toFixed(0)}; highest in the first half ${firstHalfMax.toFixed(0)}, in the second half ${secondHalfMax.toFixed(0)} (ratio ${(secondHalfMax / firstHalfMax).toFixed(2)}; flat: <= 1.1)`);
+  // What is stored, counted in the database once watch let it go: a call and an observed usage a turn.
+  const count = (sql: string): number => {
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), 'query', '--db', db, '--format', 'json', sql], { encoding: 'utf8' });
+    return Number((JSON.parse(r.stdout || '{}') as { n?: string | number }).n);
+  };
+  const calls = count('SELECT count() AS n FROM tool_calls');
+  const usage = count("SELECT count() AS n FROM token_usage WHERE source = 'observed'");
+  console.log(`stop: exit ${code}; events emitted ${m?.[1]} (with those handed out again) of ${events} appended; stored: ${calls} calls and ${usage} observed usages of ${events / 2} each; dead letters ${dead}; held at stop ${/events_held (\d+)/.exec(summary)?.[1]}`);
   console.log(`summary: ${summary}`);
 } finally {
   if (child.exitCode === null) child.kill('SIGKILL');

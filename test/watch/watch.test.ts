@@ -1,6 +1,7 @@
 // `toolcanon watch` as a process on a real engine: a real Claude Code transcript appended in torn
-// chunks while it runs (and a new session folder appearing) ends with exactly the tables of a
-// one-shot import of the finished files, no dead letter; a restart mid-file (after SIGTERM, and
+// chunks while it runs and `report usage` reads through the engine it serves (and a new session
+// folder appearing) ends with exactly the tables, and the report, of a one-shot import of the
+// finished files, no dead letter; a restart mid-file (after SIGTERM, and
 // after SIGKILL) resumes without losing or doubling anything; truncation, replacement (rotation)
 // and deletion are said in one line each; SIGTERM prints one summary line and exits 0.
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, renameSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -55,7 +56,7 @@ describe.skipIf(CORPUS === null)('toolcanon watch on a real engine', () => {
     main = readFileSync(MAIN);
   });
 
-  it('a transcript appended in torn chunks, and a new session folder, give the tables of a one-shot import; SIGTERM: one line, exit 0', async () => {
+  it('a transcript appended in torn chunks while report usage reads through the served engine, and a new session folder, give the tables and the report of a one-shot import; SIGTERM: one line, exit 0', async () => {
     const logs = join(tmp.dir, 'a', 'logs');
     mkdirSync(join(logs, 'proj'), { recursive: true });
     const file = join(logs, 'proj', '258c7280-ae70-4798-800f-63464d01a85d.jsonl');
@@ -63,7 +64,14 @@ describe.skipIf(CORPUS === null)('toolcanon watch on a real engine', () => {
     const db = join(tmp.dir, 'a', 'db');
     const w = new Watch(['claude-code', logs, '--tail-settle-ms', '10000', '--db', db, '--rescan-ms', '3000']);
     await w.waitFor(/caught up: following/);
-    await appendTorn(w, file, main.subarray(1000), 12);
+    // Half the transcript, then `report usage` reads through the engine watch serves meanwhile.
+    const half = Math.floor(main.length / 2);
+    await appendTorn(w, file, main.subarray(1000, half), 6);
+    const mid = await runCli(['report', 'usage', '--db', db, '--format', 'json']);
+    expect(mid.code, mid.stderr).toBe(0);
+    expect(mid.stderr).toMatch(/through process \d+ \(toolcanon watch\)/);
+    expect(mid.stdout.trim().length).toBeGreaterThan(0);
+    await appendTorn(w, file, main.subarray(half), 6);
     // A new session folder with a subagent's transcript appears while watch runs.
     const sub = join(logs, 'proj', '258c7280-ae70-4798-800f-63464d01a85d', 'subagents');
     mkdirSync(sub, { recursive: true });
@@ -77,6 +85,9 @@ describe.skipIf(CORPUS === null)('toolcanon watch on a real engine', () => {
     // The files' last events are held until the files are still (--tail-settle-ms).
     expect(w.lines.filter((l) => /event\(s\) at files' ends held until/.test(l)).length).toBeGreaterThan(0);
     await w.settled();
+    const live = await runCli(['report', 'usage', '--db', db, '--format', 'json']);
+    expect(live.code, live.stderr).toBe(0);
+    expect(live.stderr).toMatch(/through process \d+ \(toolcanon watch\)/);
     w.kill('SIGTERM');
     expect(await w.exited).toBe(0);
     const summary = stoppedLine(w.stdout);
@@ -89,6 +100,10 @@ describe.skipIf(CORPUS === null)('toolcanon watch on a real engine', () => {
     expect(expected.get('tool_calls')?.length).toBeGreaterThan(50);
     expect(expected.get('dead_letters')).toEqual([]);
     expect(watched).toEqual(expected);
+    // The report read through watch's engine at the end is the one-shot import's report.
+    const reference = await runCli(['report', 'usage', '--db', join(tmp.dir, 'a', 'oneshot'), '--format', 'json']);
+    expect(reference.code, reference.stderr).toBe(0);
+    expect(live.stdout).toBe(reference.stdout);
   }, 600_000);
 
   it('resumes exactly after SIGTERM and after SIGKILL mid-file: nothing lost, nothing doubled', async () => {

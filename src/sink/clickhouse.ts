@@ -82,6 +82,8 @@ const EMBEDDED_ENGINE_ARGS = [
 
 /** The most bytes of one array parameter sent to a server in one query (see ClickHouseSink.inParts). */
 const PARAM_PART_BYTES = 48 * 1024;
+/** Values of one array parameter at most (the engine refuses an array of over 1,000,000 elements). */
+const PARAM_PART_ITEMS = 100_000;
 
 export interface SinkTarget {
   /** Data directory of the embedded engine. */
@@ -769,13 +771,19 @@ export class ClickHouseSink implements Sink {
    * array parameter. The embedded engine takes no HTTP form: one run.
    */
   private async inParts<I, R>(items: readonly I[], size: (item: I) => number, run: (part: readonly I[]) => Promise<R[]>): Promise<R[]> {
-    if (this.place.kind === 'embedded' || items.length === 0) return run(items);
+    if (items.length === 0) return run(items);
+    // Embedded, the parameters travel in the query text, no URL: only the engine's limit of an
+    // array (1,000,000 elements: a derivation over a server with a million stored events once
+    // failed with TOO_LARGE_ARRAY_SIZE) parts them.
+    const embedded = this.place.kind === 'embedded';
+    if (embedded && items.length <= PARAM_PART_ITEMS) return run(items);
+    const maxBytes = embedded ? Number.POSITIVE_INFINITY : PARAM_PART_BYTES;
     const out: R[] = [];
     let start = 0;
     let bytes = 0;
     for (let i = 0; i < items.length; i++) {
       const n = size(items[i] as I) + 8; // quotes, comma, escapes of the array's text
-      if (i > start && bytes + n > PARAM_PART_BYTES) {
+      if (i > start && (bytes + n > maxBytes || i - start >= PARAM_PART_ITEMS)) {
         out.push(...(await run(items.slice(start, i))));
         start = i;
         bytes = 0;

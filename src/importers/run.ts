@@ -35,6 +35,12 @@ export interface ImportReading {
   readonly held?: ReadonlyMap<string, number>;
   /** Files whose last line has no newline yet (read up to before it). */
   readonly unterminated?: ReadonlySet<string>;
+  /**
+   * With `holdTail`: per file read, the events handed out after the point recorded for it (a
+   * file that holds events back is recorded up to before them, so its next read meets these
+   * again): give them back as `handedOut` to the next read, once this one is acknowledged.
+   */
+  readonly handedOut?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 export interface ImportSummary extends ImportReading {
@@ -86,6 +92,11 @@ export interface ImportOptions {
   readonly holdTail?: boolean;
   /** Files read even when unchanged since the state's record, to the end (events kept back are handed out). */
   readonly release?: ReadonlySet<string>;
+  /**
+   * The last read's ImportReading.handedOut: an event it handed out is not handed out again
+   * while it is the same (counted as already imported); one that changed is.
+   */
+  readonly handedOut?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** Bytes of a refused document kept in its dead letter: enough to recognise the file. */
@@ -133,6 +144,7 @@ export async function readImport(
   const done = new Map<string, ImportFileState>();
   const held = new Map<string, number>();
   const unterminated = new Set<string>();
+  const handedOut = new Map<string, Set<string>>();
   let filesRead = 0;
   let filesUnchanged = 0;
   let recordsRead = 0;
@@ -170,11 +182,14 @@ export async function readImport(
           const wait = take.malformed(raw, `${m.problem}: ${m.detail}`, `${path}:${m.line}`);
           if (wait) await wait;
         };
+        const handedBefore = options.handedOut?.get(path);
+        const out: { endOffset: number; line: string }[] = [];
         const writeEvent = async (event: ImportedEvent): Promise<void> => {
-          if (event.endOffset <= from) {
+          if (event.endOffset <= from || handedBefore?.has(event.line) === true) {
             eventsAlreadyImported++;
             return;
           }
+          if (options.holdTail === true) out.push({ endOffset: event.endOffset, line: event.line });
           eventsEmitted++;
           const wait = take.event(event.line, event.source);
           if (wait) await wait;
@@ -242,13 +257,15 @@ export async function readImport(
         for (const [type, n] of Object.entries(fileSkipped)) skipped[type] = (skipped[type] ?? 0) + n;
         if (completeBytes < stat.size) unterminated.add(path);
         // Events kept back are read again by the next run: it starts before them.
-        done.set(path, { sizeBytes: stat.size, mtimeMs: stat.mtimeMs, completeBytes: Math.max(from, Math.min(completeBytes, heldFrom)) });
+        const recorded = Math.max(from, Math.min(completeBytes, heldFrom));
+        done.set(path, { sizeBytes: stat.size, mtimeMs: stat.mtimeMs, completeBytes: recorded });
+        if (options.holdTail === true) handedOut.set(path, new Set(out.filter((e) => e.endOffset > recorded).map((e) => e.line)));
         options.onProgress?.(index + 1, stats.length, bytesDone, bytesTotal);
       }
     },
   };
   await drive(source, target);
-  const result: ImportReading = { filesSeen: files.length, filesRead, filesUnchanged, recordsRead, eventsEmitted, eventsAlreadyImported, malformedRecords, skippedRecords: skipped, bytesParsed, unterminated, ...(options.holdTail === true ? { held } : {}) };
+  const result: ImportReading = { filesSeen: files.length, filesRead, filesUnchanged, recordsRead, eventsEmitted, eventsAlreadyImported, malformedRecords, skippedRecords: skipped, bytesParsed, unterminated, ...(options.holdTail === true ? { held, handedOut } : {}) };
   // Recorded only after every event of these files is acknowledged: a crash before this point
   // re-imports them, and the deterministic event ids make that harmless. A refused run records
   // nothing (recordIf), so that it is refused again the next time.

@@ -159,6 +159,8 @@ export class Follower {
   readonly totals: FollowTotals = { cycles: 0, filesRead: 0, recordsRead: 0, eventsEmitted: 0, malformedRecords: 0, filesReset: 0, filesDeleted: 0, failedCycles: 0, eventsHeld: 0 };
   /** Per harness, the files whose last events are kept back, and how many. */
   private readonly held = new Map<string, Map<string, number>>();
+  /** Per harness, per file, the events the last acknowledged read handed out after the point it recorded (ImportReading.handedOut). */
+  private readonly handedOut = new Map<string, Map<string, ReadonlySet<string>>>();
   private readonly tailSettleMs: number;
   private releaseTimer: NodeJS.Timeout | undefined;
   private readonly known = new Map<string, Map<string, Known>>();
@@ -182,6 +184,7 @@ export class Follower {
     for (const h of harnesses) {
       this.known.set(h.importer.id, new Map());
       this.held.set(h.importer.id, new Map());
+      this.handedOut.set(h.importer.id, new Map());
     }
   }
 
@@ -262,6 +265,8 @@ export class Follower {
         await this.cycle(false);
       } catch (error) {
         this.sink.reset?.();
+        // What the failed cycle handed out may not be stored: the next read hands it out again.
+        for (const files of this.handedOut.values()) files.clear();
         this.totals.failedCycles++;
         this.options.onError?.(error);
       }
@@ -354,6 +359,7 @@ export class Follower {
     for (const path of held.keys()) {
       if (!listed.has(path)) {
         held.delete(path);
+        this.handedOut.get(id)?.delete(path);
         continue;
       }
       const k = known.get(path);
@@ -376,7 +382,15 @@ export class Follower {
       },
     };
     const ingestedAt = nowClickHouseTime();
-    const reading = await readImport(h.importer, changed, state, this.sink.cycleTarget(ingestedAt), { ...this.options.reading, ingestedAt, holdTail: true, release });
+    const handedOut = this.handedOut.get(id) as Map<string, ReadonlySet<string>>;
+    for (const path of reset) handedOut.delete(path);
+    const reading = await readImport(h.importer, changed, state, this.sink.cycleTarget(ingestedAt), { ...this.options.reading, ingestedAt, holdTail: true, release, handedOut });
+    // Acknowledged: what this read handed out past the point it recorded is not handed out again.
+    for (const path of changed) {
+      const out = reading.handedOut?.get(path);
+      if (out === undefined || out.size === 0) handedOut.delete(path);
+      else handedOut.set(path, out);
+    }
     for (const path of changed) {
       const n = reading.held?.get(path);
       if (n === undefined) held.delete(path);

@@ -26,7 +26,7 @@ describe('lookups of more stored rows than one array parameter holds', () => {
   }, 120_000);
 
   it(`${N} dead letters written twice are stored once, in parts`, async () => {
-    const rows = Array.from({ length: N }, (_, i) => deadLetter(Buffer.from(`{"n":${i}`), 'parse', 'cut short', `bench.jsonl:${i + 1}`, '2026-12-07 00:00:00.000'));
+    const rows = Array.from({ length: N }, (_, i) => deadLetter(Buffer.from(`{"n":${i}`), 'invalid_json', 'cut short', `bench.jsonl:${i + 1}`, '2026-12-07 00:00:00.000'));
     await sink.writeDeadLetters(rows);
     await sink.writeDeadLetters(rows);
     const [c] = await sink.queryRows<{ plain: string; final: string }>('SELECT (SELECT count() FROM dead_letters SETTINGS final = 0) AS plain, (SELECT count() FROM dead_letters FINAL) AS final');

@@ -93,6 +93,10 @@ describe.skipIf(CORPUS === null)('toolcanon watch on a real engine', () => {
     const summary = stoppedLine(w.stdout);
     expect(summary['dead_letters']).toBe(0);
     expect(summary['malformed_records']).toBe(0);
+    // What a file read again from before the events it held hands out again unchanged is not
+    // handed out twice: every event counted once.
+    expect(summary['duplicates_skipped']).toBe(0);
+    expect(summary['events_held']).toBe(0);
     expect(summary['cycles']).toBeGreaterThan(10);
     expect(w.lines.filter((l) => /unterminated last line/.test(l)).length).toBeGreaterThan(0);
     const watched = await dumpInChild(db);
@@ -215,6 +219,8 @@ describe.skipIf(CORPUS === null)('toolcanon watch on a real engine', () => {
     expect(w.lines.filter((l) => /cycle failed/.test(l))).toEqual([]);
     const summary = stoppedLine(w.stdout);
     expect(summary['failed_cycles']).toBe(0);
+    expect(summary['duplicates_skipped']).toBe(0);
+    expect(summary['events_emitted']).toBe(2 * 1_510); // a usage and a call a turn, each once
     const ref = join(tmp.dir, 'd', 'ref');
     mkdirSync(ref);
     writeFileSync(join(ref, 'burst.jsonl'), readFileSync(file));

@@ -183,6 +183,7 @@ export async function readImport(
           if (wait) await wait;
         };
         const handedBefore = options.handedOut?.get(path);
+        // With holdTail: the events handed out since the parser last held none (see below).
         const out: { endOffset: number; line: string }[] = [];
         const writeEvent = async (event: ImportedEvent): Promise<void> => {
           if (event.endOffset <= from || handedBefore?.has(event.line) === true) {
@@ -220,6 +221,9 @@ export async function readImport(
             (line) => {
               recordsRead++;
               parser.line(line);
+              // Nothing held now: whatever the read holds at its end starts after this line, so
+              // the events handed out so far end before the point it records (not kept for it).
+              if (out.length > 0 && (parser.heldEvents ?? 0) === 0) out.length = 0;
               return ready.length > 0 ? drain() : undefined;
             },
             {

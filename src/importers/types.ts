@@ -71,6 +71,11 @@ export interface LineParser {
    * the end of every line that completes one (a reader resuming there hands them out again).
    */
   readonly held?: { readonly events: number; readonly fromOffset: number } | undefined;
+  /**
+   * Events started and not yet handed out, for a parser that holds some (undefined: it holds
+   * none past the line it read).
+   */
+  readonly heldEvents?: number;
   /** Records of types the importer does not turn into events, counted per type (final after end). */
   readonly skipped: Readonly<Record<string, number>>;
   /**

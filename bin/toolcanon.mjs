@@ -62,15 +62,15 @@ if (args[0] === 'statusline') {
   if (fresh) ({ run } = await import('../dist/statusline.mjs'));
 }
 
-// statusline runs on every prompt of Claude Code: its own entry, without main.js's imports (~100 ms).
-const entry = args[0] === 'statusline' ? 'statusline-command' : 'main';
-if (run !== undefined) {
-  // the bundle above
-} else if (existsSync(stamp) && statSync(stamp).mtimeMs >= newestMtimeMs(join(root, 'src'))) {
-  ({ run } = await import(`../dist/cli/${entry}.js`));
-} else {
-  const { register } = await import('tsx/esm/api');
-  register();
-  ({ run } = await import(`../src/cli/${entry}.ts`));
+if (run === undefined) {
+  // statusline runs on every prompt of Claude Code: its own entry, without main.js's imports (~100 ms).
+  const entry = args[0] === 'statusline' ? 'statusline-command' : 'main';
+  if (existsSync(stamp) && statSync(stamp).mtimeMs >= newestMtimeMs(join(root, 'src'))) {
+    ({ run } = await import(`../dist/cli/${entry}.js`));
+  } else {
+    const { register } = await import('tsx/esm/api');
+    register();
+    ({ run } = await import(`../src/cli/${entry}.ts`));
+  }
 }
 await run(args);

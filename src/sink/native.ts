@@ -142,16 +142,20 @@ class Bytes {
   get length(): number {
     return this.done + this.pos;
   }
+  /** Keeps the bytes written so far as a full chunk; the rest of the buffer goes on as the current one. */
+  private closeChunk(): void {
+    if (this.pos === 0) return;
+    this.chunks.push(this.buf.subarray(0, this.pos));
+    this.done += this.pos;
+    this.buf = this.buf.subarray(this.pos);
+    this.pos = 0;
+  }
   reserve(n: number): void {
     if (this.pos + n <= this.buf.length) return;
-    if (this.pos > 0) {
-      this.chunks.push(this.buf.subarray(0, this.pos));
-      this.done += this.pos;
-    }
+    this.closeChunk();
     // Chunks grow (to 4 MiB) so that a large column is a few chunks.
     this.chunkSize = Math.min(Math.max(this.chunkSize * 2, 64 * 1024), 4 * 1024 * 1024);
     this.buf = Buffer.allocUnsafeSlow(Math.max(this.chunkSize, n));
-    this.pos = 0;
   }
   u8(v: number): void {
     if (this.pos >= this.buf.length) this.reserve(1);
@@ -213,12 +217,7 @@ class Bytes {
       this.pos += b.byteLength;
       return;
     }
-    if (this.pos > 0) {
-      this.chunks.push(this.buf.subarray(0, this.pos));
-      this.done += this.pos;
-      this.buf = this.buf.subarray(this.pos);
-      this.pos = 0;
-    }
+    this.closeChunk();
     this.chunks.push(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
     this.done += b.byteLength;
   }

@@ -322,9 +322,13 @@ export class Follower {
     const known = this.known.get(id) as Map<string, Known>;
     const files = this.listFiles(h);
     const listed = new Set(files);
+    const held = this.held.get(id) as Map<string, number>;
+    const handedOut = this.handedOut.get(id) as Map<string, ReadonlySet<string>>;
     for (const path of known.keys()) {
       if (listed.has(path)) continue;
       known.delete(path);
+      held.delete(path);
+      handedOut.delete(path);
       this.totals.filesDeleted++;
       this.options.say(`${path}: deleted; what was read of it stays stored`);
     }
@@ -353,15 +357,9 @@ export class Follower {
     }
     this.totals.filesReset += reset.size;
     // Files that hold events back and have been still long enough: read to their end.
-    const held = this.held.get(id) as Map<string, number>;
     const release = new Set<string>();
     const now = Date.now();
     for (const path of held.keys()) {
-      if (!listed.has(path)) {
-        held.delete(path);
-        this.handedOut.get(id)?.delete(path);
-        continue;
-      }
       const k = known.get(path);
       if (changed.includes(path) || k === undefined || now - k.mtimeMs < this.tailSettleMs || this.stopped) continue;
       release.add(path);
@@ -382,16 +380,14 @@ export class Follower {
       },
     };
     const ingestedAt = nowClickHouseTime();
-    const handedOut = this.handedOut.get(id) as Map<string, ReadonlySet<string>>;
     for (const path of reset) handedOut.delete(path);
     const reading = await readImport(h.importer, changed, state, this.sink.cycleTarget(ingestedAt), { ...this.options.reading, ingestedAt, holdTail: true, release, handedOut });
-    // Acknowledged: what this read handed out past the point it recorded is not handed out again.
+    // Acknowledged: what this read handed out past the point it recorded is not handed out again;
+    // what it held is read again later.
     for (const path of changed) {
       const out = reading.handedOut?.get(path);
       if (out === undefined || out.size === 0) handedOut.delete(path);
       else handedOut.set(path, out);
-    }
-    for (const path of changed) {
       const n = reading.held?.get(path);
       if (n === undefined) held.delete(path);
       else held.set(path, n);

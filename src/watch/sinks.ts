@@ -23,7 +23,8 @@ export interface DatabaseFollowOptions {
 /** The database as watch's sink: what the pipeline stored over the run is `counts`. */
 export function databaseFollowSink(sink: ClickHouseSink, o: DatabaseFollowOptions): { follow: FollowSink; counts: PipelineCounts } {
   const counts = emptyCounts();
-  let writer = new BatchWriter(sink, counts, o.batch, o.accounting);
+  const newWriter = (): BatchWriter => new BatchWriter(sink, counts, o.batch, o.accounting);
+  let writer = newWriter();
   // Events that name no machine get the importing one (the decoder's fallback), as runImport does.
   const limits: DecodeLimits = { ...o.limits, machine: o.machine };
   return {
@@ -33,7 +34,7 @@ export function databaseFollowSink(sink: ClickHouseSink, o: DatabaseFollowOption
       // A new writer: its accounting is rebuilt from what is stored (counts only ever counted what
       // was acknowledged), as after a restart; the failed cycle's files are read again.
       reset: () => {
-        writer = new BatchWriter(sink, counts, o.batch, o.accounting);
+        writer = newWriter();
       },
       state: databaseImportState(sink, o.machine.device_id),
     },

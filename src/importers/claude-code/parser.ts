@@ -493,7 +493,7 @@ export class TranscriptParser implements LineParser {
     this.release(false);
   }
 
-  /** Events kept back by `end({ holdTail: true })` (see LineParser.held). */
+  /** After `end()` of a parser made live: the events kept back (see LineParser.held). */
   held: { events: number; fromOffset: number } | undefined;
 
   end(): void {

@@ -20,10 +20,9 @@ import { deadLetter, decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, UNKNOWN_MAC
 import { msToClickHouseTime } from './util/time.ts';
 import type { DeadLetterReason, DeadLetterRow, RowFlag } from './model/records.ts';
 import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from './model/mcp.ts';
-import { changedRows, copiesToRank, copyVersions } from './discovery/copies.ts';
-import { deriveDiscoveryPerContext } from './discovery/discovery.ts';
-import { deriveServerStatesPerServer, serverKey } from './mcp/lifecycle.ts';
-import type { ContextRef, ServerToDerive, Sink, ToolCallBatch } from './model/sink.ts';
+import { discoveryDerivation } from './derive/discovery.ts';
+import { mcpStateDerivation } from './derive/mcp-state.ts';
+import type { ContextRef, Sink, ToolCallBatch } from './model/sink.ts';
 import { DecodeThread, decodeThreadAvailable, type ThreadOutput } from './thread/decode.ts';
 import type { NativeColumn } from './sink/native.ts';
 import { fileLines, listInputFiles, type InputFile, type SourceLine } from './source/file.ts';
@@ -349,48 +348,6 @@ export class BatchWriter {
     return { deadLetters, tokenUsage, breaches, usageEvents, duplicatesSkipped, mcpEvents, registrations, discovery };
   }
 
-  /** Server-state rows last written per server (what mcpServerStateRows sums). */
-  private readonly stateRowsByServer = new Map<string, number>();
-
-  /**
-   * Recomputes the derived MCP server states of every server this batch touched,
-   * from everything stored (this batch's events are written first), by event time: late and
-   * out-of-order events, in this batch or an earlier one, land where their time puts them.
-   */
-  private async writeServerStates(b: PreparedBatch): Promise<void> {
-    if (b.mcpEvents.length === 0) return;
-    const computedAt = nextComputedAt();
-    const servers = new Map<string, ServerToDerive>();
-    for (const e of b.mcpEvents) servers.set(serverKey(e), { sessionId: e.session_id, agentId: e.agent_id, server: e.server });
-    const rows = [];
-    const written = new Map<string, number>();
-    for (const [k, derived] of deriveServerStatesPerServer(await this.sink.loadMcpEvents([...servers.values()]), computedAt)) {
-      written.set(k, derived.length);
-      for (const r of derived) rows.push(r);
-    }
-    await this.sink.writeMcpServerStates(rows);
-    for (const [k, n] of written) {
-      this.counts.mcpServerStateRows += n - (this.stateRowsByServer.get(k) ?? 0);
-      this.stateRowsByServer.set(k, n);
-    }
-  }
-
-  /** Recomputes discovery_events of every session context whose tool calls this batch observed. */
-  private async writeDiscovery(b: PreparedBatch): Promise<void> {
-    if (b.discovery.length === 0) return;
-    const computedAt = nextComputedAt();
-    const contexts = new Map<string, { sessionId: string; agentId: string }>();
-    for (const o of b.discovery) contexts.set(contextKey(o.session_id, o.agent_id), { sessionId: o.session_id, agentId: o.agent_id });
-    // Stored rows first: of two copies that say the same the stored one stays. A finished copy
-    // replaces a pending one; two finished copies that differ are ranked as tool_calls ranks them
-    // (its rows of this batch are written already). Only rows that changed are written again.
-    const stored = await this.sink.loadDiscoveryObservations([...contexts.values()]);
-    const observations = [...stored, ...b.discovery];
-    const toRank = copiesToRank(observations);
-    const versions = toRank.length > 0 && this.sink.loadToolCallVersions ? copyVersions(await this.sink.loadToolCallVersions(toRank)) : undefined;
-    await this.sink.writeDiscoveryEvents(changedRows(deriveDiscoveryPerContext(observations, computedAt, versions), stored));
-  }
-
   /** Takes the buffered events off the buffer as the batch to write next (no-op when one is sealed). */
   seal(): void {
     if (this.sealed || this.buffer.outcomes.length === 0) return;
@@ -419,10 +376,12 @@ export class BatchWriter {
     // at once was slower (15,463 vs 17,492 events/s, bench/replay.ts-like 100 k events, quiet).
     await this.sink.writeBreaches(b.breaches);
     await this.sink.writeTokenUsage(b.tokenUsage);
+    // The states before the events they derive from: a run killed between the two finds the
+    // events not stored on the rerun and derives them again (the stored states are written once).
+    this.counts.mcpServerStateRows += await mcpStateDerivation.run(this.sink, b.mcpEvents, nextComputedAt());
     await this.sink.writeMcpEvents(b.mcpEvents);
     await this.sink.writeMcpToolRegistrations(b.registrations);
-    await this.writeServerStates(b);
-    await this.writeDiscovery(b);
+    await discoveryDerivation.run(this.sink, b.discovery, nextComputedAt());
     this.sealed = undefined;
     const c = this.counts;
     const toolCalls = sealed.buffer.toolCalls.rows;

@@ -189,8 +189,19 @@ function isNamedTool(qualified: string, named: string): boolean {
   return qualified === n || qualified.endsWith(`__${n}`);
 }
 
-/** The discovery rows of one session and agent, derived from all its observations. */
-export function deriveDiscovery(observations: readonly DiscoveryObservation[], computedAt: string): DiscoveryEventRow[] {
+/**
+ * Whether a search before `o` (in event time) listed the tool: given when the observations are
+ * whole turns of a context but not all of it (src/derive/discovery.ts), from the first listing
+ * of each tool in the context.
+ */
+export type ListedBefore = (tool: string, o: DiscoveryObservation) => boolean;
+
+/**
+ * The discovery rows of one session and agent, derived from all its observations; with
+ * `listedBefore`, from all the observations of the turns given (what a row depends on but its
+ * after_search lies within its turn).
+ */
+export function deriveDiscovery(observations: readonly DiscoveryObservation[], computedAt: string, listedBefore?: ListedBefore): DiscoveryEventRow[] {
   const ordered = inEventTime(observations);
   const searchesInTurn = new Map<string, number>();
   const listed = new Set<string>();
@@ -236,7 +247,7 @@ export function deriveDiscovery(observations: readonly DiscoveryObservation[], c
       if (seq > SEARCH_BUDGET_PER_TURN && !o.reported_budget_exhausted) row.flags = ['search_budget_exceeded'];
       for (const t of o.result_tools) listed.add(t);
     } else if (o.discovery_kind === 'call') {
-      row.after_search = listed.has(o.called_tool);
+      row.after_search = listedBefore === undefined ? listed.has(o.called_tool) : listedBefore(o.called_tool, o);
     } else if (o.refused_tool !== '') {
       // The recovery the error names: a later search of the same turn for it, then a successful call.
       const query = o.recovery_query.trim().toLowerCase();

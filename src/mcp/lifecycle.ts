@@ -62,16 +62,9 @@ interface ServerState {
   error: string;
 }
 
-/**
- * The server-state rows of one server (all events share session, agent and server; duplicates
- * by event_id are ignored). `computedAt` is the version the table keeps the latest of.
- */
-export function deriveServerStates(events: readonly McpEventRow[], computedAt: string): McpServerStateRow[] {
-  const ordered = inEventTime(events);
-  const first = ordered[0];
-  if (first === undefined) return [];
-  const firstMs = clickHouseTimeToMs(first.ts);
-  const s: ServerState = {
+/** The state a server starts in, before its first event. */
+function initialState(firstMs: number): ServerState {
+  return {
     clientId: '',
     transport: '',
     state: '',
@@ -91,7 +84,76 @@ export function deriveServerStates(events: readonly McpEventRow[], computedAt: s
     mcpInitialized: null,
     error: '',
   };
+}
+
+/** A row's carry: the server's first event time and its state after the row's winning event. */
+function carryOf(firstMs: number, s: ServerState): string {
+  return JSON.stringify([firstMs, s]);
+}
+
+/** The first event time and state a carry holds, or undefined when it holds none (rows stored before carries, or damaged). */
+function readCarry(text: string): { firstMs: number; state: ServerState } | undefined {
+  if (text === '') return undefined;
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (!Array.isArray(v) || typeof v[0] !== 'number' || typeof v[1] !== 'object' || v[1] === null) return undefined;
+    const state = { ...initialState(v[0]), ...(v[1] as Partial<ServerState>) };
+    return { firstMs: v[0], state };
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when a stored row's carry can be continued from. */
+export function hasCarry(row: Pick<McpServerStateRow, 'carry'>): boolean {
+  return readCarry(row.carry) !== undefined;
+}
+
+/**
+ * Where a derivation of one server starts when the server already has stored rows:
+ * `before`, the stored row whose winning event is the last one before the events given (its
+ * carry is the state the events continue from; undefined: the events given start the server);
+ * `open`, stored rows the events may coalesce into (their window and kind), which continue.
+ */
+export interface ServerStart {
+  readonly before: McpServerStateRow | undefined;
+  readonly open: readonly McpServerStateRow[];
+}
+
+/** The stored row whose winning event comes last in event time (ts, then event id), of the rows given. */
+export function lastRow(rows: readonly McpServerStateRow[]): McpServerStateRow | undefined {
+  let last: McpServerStateRow | undefined;
+  for (const r of rows) {
+    if (last === undefined || r.ts > last.ts || (r.ts === last.ts && r.last_event_id > last.last_event_id)) last = r;
+  }
+  return last;
+}
+
+/**
+ * The server-state rows of one server (all events share session, agent and server; duplicates
+ * by event_id are ignored). `computedAt` is the version the table keeps the latest of.
+ */
+export function deriveServerStates(events: readonly McpEventRow[], computedAt: string): McpServerStateRow[] {
+  return deriveServerStatesFrom({ before: undefined, open: [] }, events, computedAt);
+}
+
+/**
+ * The rows the events give when they follow `start` (every event comes after `start.before`'s
+ * winning event, in event time): the rows of every window they fall in, `open` rows they
+ * coalesce into continued. Equal to the rows of those windows that deriveServerStates gives for
+ * all the server's events, so a batch reads the last state of its server, not its history.
+ */
+export function deriveServerStatesFrom(start: ServerStart, events: readonly McpEventRow[], computedAt: string): McpServerStateRow[] {
+  const ordered = inEventTime(events);
+  const first = ordered[0];
+  if (first === undefined) return [];
+  const carried = start.before === undefined ? undefined : readCarry(start.before.carry);
+  if (start.before !== undefined && carried === undefined) throw new Error(`mcp_server_state row ${start.before.state_id} has no carry to continue from`);
+  const firstMs = carried?.firstMs ?? clickHouseTimeToMs(first.ts);
+  const s: ServerState = carried?.state ?? initialState(firstMs);
   const groups = new Map<string, { row: McpServerStateRow; flags: Set<McpStateFlag> }>();
+  for (const r of start.open) groups.set(`${r.event_kind}\u0000${clickHouseTimeToMs(r.window_start)}`, { row: r, flags: new Set(r.flags) });
+  const touched = new Set<string>();
   for (const e of ordered) {
     const ms = clickHouseTimeToMs(e.ts);
     const flags: McpStateFlag[] = [];
@@ -140,11 +202,13 @@ export function deriveServerStates(events: readonly McpEventRow[], computedAt: s
       mcp_initialized: s.mcpInitialized,
       error: s.error,
       flags: [...union].sort(),
+      carry: carryOf(firstMs, s),
       computed_at: computedAt,
     };
     groups.set(key, { row, flags: union });
+    touched.add(key);
   }
-  return [...groups.values()].map((g) => g.row);
+  return [...touched].map((k) => (groups.get(k) as { row: McpServerStateRow }).row);
 }
 
 /** The server-state rows of every server the events belong to, by serverKey. */

@@ -77,6 +77,11 @@ export const mcpServerStateRowSchema = z.object({
   mcp_initialized: z.boolean().nullable(),
   error: z.string(),
   flags: z.array(z.enum(MCP_STATE_FLAGS)),
+  /**
+   * The derivation's whole state after the window's winning event (JSON, src/mcp/lifecycle.ts):
+   * a later batch continues from the last row instead of reading the server's history.
+   */
+  carry: z.string(),
   computed_at: z.string(),
 });
 export type McpServerStateRow = z.infer<typeof mcpServerStateRowSchema>;

@@ -17,6 +17,18 @@ export interface ServerToDerive extends ContextRef {
   readonly server: string;
 }
 
+/** One tool of a session context and the event time a read starts at. */
+export interface ToolSince extends ContextRef {
+  readonly tool: string;
+  readonly since: string;
+}
+
+/** One server and the event time (ClickHouse text) a read starts at, or, with `before`, ends before. */
+export interface ServerFrom extends ServerToDerive {
+  /** Events or windows at or after this time; absent: from the server's first. */
+  readonly since?: string | undefined;
+}
+
 /** The columns of a context's latest token_usage row that its accounting state is rebuilt from. */
 export type StoredContext = Pick<
   TokenUsageRow,
@@ -92,13 +104,29 @@ export interface Sink extends SessionStore {
   writeTokenUsage(rows: readonly TokenUsageRow[]): Promise<void>;
   writeBreaches(rows: readonly BreachRow[]): Promise<void>;
   writeMcpEvents(rows: readonly McpEventRow[]): Promise<void>;
+  /** The events of `rows` the store does not hold (by server and event id; of one given twice, the last). */
+  mcpEventsNotStored(rows: readonly McpEventRow[]): Promise<readonly McpEventRow[]>;
   writeMcpServerStates(rows: readonly McpServerStateRow[]): Promise<void>;
   writeMcpToolRegistrations(rows: readonly McpToolRegistrationRow[]): Promise<void>;
   writeDiscoveryEvents(rows: readonly DiscoveryEventRow[]): Promise<void>;
-  /** Every stored lifecycle event of these servers (one copy per event id), raw text left out. */
-  loadMcpEvents(servers: readonly ServerToDerive[]): Promise<McpEventRow[]>;
+  /** The stored lifecycle events of these servers from `since` on (one copy per event id), raw text left out. */
+  loadMcpEvents(servers: readonly ServerFrom[]): Promise<McpEventRow[]>;
+  /**
+   * Of each server and event kind, the stored row of the last window before `since` (of every
+   * window when absent), as FINAL reads it: what a derivation of the server continues from.
+   */
+  loadMcpStateHeads(servers: readonly ServerFrom[]): Promise<McpServerStateRow[]>;
+  /** The state ids of the stored rows of these servers from `since` on (every window when absent). */
+  loadMcpStateIds(servers: readonly ServerFrom[]): Promise<string[]>;
   /** The stored discovery rows of these contexts (the latest computed copy of each event). */
   loadDiscoveryObservations(contexts: readonly ContextRef[]): Promise<DiscoveryEventRow[]>;
+  /** The stored discovery rows of these events and of every event of these turns (the latest computed copy of each). */
+  loadDiscoveryRows(events: readonly (ContextRef & { readonly eventId: string })[], turns: readonly (ContextRef & { readonly turnId: string })[]): Promise<DiscoveryEventRow[]>;
+  /** The stored discovery rows of calls of these tools from `since` on (the latest computed copy of each). */
+  loadDiscoveryCalls(tools: readonly ToolSince[]): Promise<DiscoveryEventRow[]>;
+  /** A derivation's stored state of each of these keys (the latest written), by key; a key without one is absent. */
+  loadDerivationState(derivation: string, keys: readonly string[]): Promise<Map<string, string>>;
+  writeDerivationState(derivation: string, states: ReadonlyMap<string, string>, computedAt: string): Promise<void>;
   /**
    * Every stored copy of these tool calls with the rank tool_calls gives it (row_version), so
    * discovery keeps the copy tool_calls keeps; absent: copies are ranked by status and ingestion.

@@ -8,7 +8,7 @@ import { finished } from 'node:stream/promises';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
-import type { AppliedEvent, ContextRef, EncodedBlock, ServerToDerive, Sink, StoredContext, ToolCallBatch, ToolCallCopyVersion, ToolCallRef } from '../model/sink.ts';
+import type { AppliedEvent, ContextRef, EncodedBlock, ServerFrom, Sink, ToolSince, StoredContext, ToolCallBatch, ToolCallCopyVersion, ToolCallRef } from '../model/sink.ts';
 import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
 import { checkClusterName, CLUSTER_QUERY_SETTINGS, clusterCreateDatabase, clusterStatements, localTable } from './cluster.ts';
@@ -17,6 +17,7 @@ import { encodeTsv } from './tsv.ts';
 import { encodeNative, nativeColumns, NativeWriter, type NativeColumn } from './native.ts';
 import { assertNotBusy, assertSameDataDir, assertTablesReadable, claimEngineStart, DataDirError, describeEngineFailure, describePartsSetAside, dirIdentity, partsSetAside, prepareDataDir, withMetadataIdentity, type DirIdentity } from './datadir.ts';
 import { SinkError } from './errors.ts';
+import { MCP_EVENT_KINDS } from '../model/mcp-vocabulary.ts';
 import { TABLE, TABLE_NAMES, TABLES, type AnalyticsTable, type TableNamed } from '../tables/index.ts';
 import { describeServerFailure, isRetryable, RETRY_DELAYS_MS, serverSettings, withoutUserName, type RequestKind, type ServerSettings } from './server.ts';
 
@@ -118,6 +119,19 @@ const TOKEN_USAGE_COLUMNS = TABLE.token_usage.columns;
 const BREACH_COLUMNS = TABLE.threshold_breaches.columns;
 const MCP_EVENT_COLUMNS = TABLE.mcp_events.columns;
 const MCP_SERVER_STATE_COLUMNS = TABLE.mcp_server_state.columns;
+/**
+ * The type a query parameter holding a column's values is given, from the column's declared type,
+ * for the types whose values travel as text unchanged (String, a UTC DateTime64); else undefined.
+ */
+function paramTypeOf(declared: string | undefined): string | undefined {
+  if (declared === undefined) return undefined;
+  const type = declared.replace(/\s+DEFAULT\s.*$/, '').replace(/^LowCardinality\((.*)\)$/, '$1');
+  return type === 'String' || type === "DateTime64(3, 'UTC')" ? type : undefined;
+}
+
+/** Bounds of a read by event time when a server has none: before every event, after every event. */
+const EPOCH = '1970-01-01 00:00:00.000';
+const FAR_FUTURE = '2299-12-31 23:59:59.999';
 const MCP_TOOL_REGISTRATION_COLUMNS = TABLE.mcp_tool_registrations.columns;
 const DISCOVERY_EVENT_COLUMNS = TABLE.discovery_events.columns;
 
@@ -747,8 +761,11 @@ export class ClickHouseSink implements Sink {
   }
 
   async writeMcpEvents(rows: readonly McpEventRow[]): Promise<void> {
-    const fresh = await this.withoutStored('mcp_events', rows, ['session_id', 'agent_id', 'server', 'event_id']);
-    await this.insertNative('mcp_events', fresh, MCP_EVENT_COLUMNS);
+    await this.insertNative('mcp_events', await this.mcpEventsNotStored(rows), MCP_EVENT_COLUMNS);
+  }
+
+  mcpEventsNotStored(rows: readonly McpEventRow[]): Promise<readonly McpEventRow[]> {
+    return this.withoutStored('mcp_events', rows, ['session_id', 'agent_id', 'server', 'event_id']);
   }
 
   async writeMcpServerStates(rows: readonly McpServerStateRow[]): Promise<void> {
@@ -770,20 +787,20 @@ export class ClickHouseSink implements Sink {
    * "HTML Form Exception: Field value too long"). `size` is what an item adds to its largest
    * array parameter. The embedded engine takes no HTTP form: one run.
    */
-  private async inParts<I, R>(items: readonly I[], size: (item: I) => number, run: (part: readonly I[]) => Promise<R[]>): Promise<R[]> {
+  private async inParts<I, R>(items: readonly I[], size: (item: I) => number, run: (part: readonly I[]) => Promise<R[]>, partItems = PARAM_PART_ITEMS): Promise<R[]> {
     if (items.length === 0) return run(items);
     // Embedded, the parameters travel in the query text, no URL: only the engine's limit of an
     // array (1,000,000 elements: a derivation over a server with a million stored events once
     // failed with TOO_LARGE_ARRAY_SIZE) parts them.
     const embedded = this.place.kind === 'embedded';
-    if (embedded && items.length <= PARAM_PART_ITEMS) return run(items);
+    if (embedded && items.length <= partItems) return run(items);
     const maxBytes = embedded ? Number.POSITIVE_INFINITY : PARAM_PART_BYTES;
     const out: R[] = [];
     let start = 0;
     let bytes = 0;
     for (let i = 0; i < items.length; i++) {
       const n = size(items[i] as I) + 8; // quotes, comma, escapes of the array's text
-      if (i > start && (bytes + n > maxBytes || i - start >= PARAM_PART_ITEMS)) {
+      if (i > start && (bytes + n > maxBytes || i - start >= partItems)) {
         out.push(...(await run(items.slice(start, i))));
         start = i;
         bytes = 0;
@@ -816,13 +833,22 @@ export class ClickHouseSink implements Sink {
     const elements = key.map((_, i) => `tupleElement(p, ${i + 1})`).join(', ');
     const cols = [...new Set([...key, ...compare])].map((c) => `\`${c}\``).join(', ');
     const text = (r: T, c: keyof T & string): string => String((r as Record<string, unknown>)[c]);
+    // Each key column of a type a parameter can hold is also narrowed by the set of its values,
+    // so the engine reads (and FINAL merges) only the granules that can hold the keys: the tuple
+    // below compares text, which no index can use (a server with a million state rows was read
+    // whole for every batch).
+    const declared = TABLE[table].types;
+    const narrowed = key.flatMap((c, i) => {
+      const type = paramTypeOf(declared[c]);
+      return type === undefined ? [] : [{ c, i, type }];
+    });
     const stored = await this.inParts(rows, (r) => Math.max(...key.map((c) => text(r, c).length)), (part) => {
       const params: Record<string, unknown> = {};
       key.forEach((c, i) => (params[`k${i}`] = part.map((r) => text(r, c))));
+      for (const { c, i } of narrowed) params[`n${i}`] = [...new Set(part.map((r) => text(r, c)))];
       return this.queryRows<Record<string, unknown>>({
-        // The first key column is a String column of the sorting key: it narrows the read first.
         query: `SELECT ${cols} FROM ${table} FINAL
-          WHERE \`${key[0]}\` IN {k0:Array(String)} AND (${key.map((c) => `toString(\`${c}\`)`).join(', ')}) IN (SELECT ${elements} FROM (SELECT arrayJoin(arrayZip(${zipped})) AS p))`,
+          WHERE ${narrowed.map(({ c, i, type }) => `\`${c}\` IN {n${i}:Array(${type})} AND `).join('')}(${key.map((c) => `toString(\`${c}\`)`).join(', ')}) IN (SELECT ${elements} FROM (SELECT arrayJoin(arrayZip(${zipped})) AS p))`,
         query_params: params,
       });
     });
@@ -835,19 +861,62 @@ export class ClickHouseSink implements Sink {
     await this.insertNative('discovery_events', rows, DISCOVERY_EVENT_COLUMNS);
   }
 
-  /** Every stored lifecycle event of the given servers (one copy per event id), raw text left out. */
-  async loadMcpEvents(servers: readonly ServerToDerive[]): Promise<McpEventRow[]> {
+  /** The stored lifecycle events of the given servers from `since` on (one copy per event id), raw text left out. */
+  async loadMcpEvents(servers: readonly ServerFrom[]): Promise<McpEventRow[]> {
     if (servers.length === 0) return [];
-    const rows = await this.inParts(servers, (s) => Math.max(s.sessionId.length, s.agentId.length, s.server.length), (servers) => this.queryRows<Omit<McpEventRow, 'backoff_ms'> & { backoff_ms: string | null }>({
+    const rows = await this.inParts(servers, (s) => Math.max(s.sessionId.length, s.agentId.length, s.server.length) + 24, (servers) => this.queryRows<Omit<McpEventRow, 'backoff_ms'> & { backoff_ms: string | null }>({
       query: `SELECT ${MCP_EVENT_COLUMNS.filter((c) => c !== 'raw').join(', ')}, '' AS raw
         FROM mcp_events
         WHERE (session_id, agent_id, server) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
                                                  FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)}, {servers:Array(String)})) AS p))
+          AND ts >= {since:Array(DateTime64(3, 'UTC'))}[indexOf(arrayZip({sids:Array(String)}, {aids:Array(String)}, {servers:Array(String)}), (session_id, agent_id, server))]
         ORDER BY ingested_at DESC
         LIMIT 1 BY session_id, agent_id, server, event_id`,
-      query_params: { sids: servers.map((s) => s.sessionId), aids: servers.map((s) => s.agentId), servers: servers.map((s) => s.server) },
+      query_params: { sids: servers.map((s) => s.sessionId), aids: servers.map((s) => s.agentId), servers: servers.map((s) => s.server), since: servers.map((s) => s.since ?? EPOCH) },
     }));
     return rows.map((r) => ({ ...r, backoff_ms: r.backoff_ms === null ? null : Number(r.backoff_ms) }));
+  }
+
+  async loadMcpStateHeads(servers: readonly ServerFrom[]): Promise<McpServerStateRow[]> {
+    if (servers.length === 0) return [];
+    // One read per server and kind, newest window first from the sorting key's end: it stops at
+    // the first row (LIMIT 1 after ordering by the key in reverse reads a few granules, however
+    // many windows the server has), where FINAL or a GROUP BY would read every window.
+    const rows = await this.inParts(servers, (s) => s.sessionId.length + s.agentId.length + s.server.length + 24, async (part) => {
+      const params: Record<string, unknown> = {};
+      const reads: string[] = [];
+      part.forEach((s, i) => {
+        params[`s${i}`] = s.sessionId;
+        params[`a${i}`] = s.agentId;
+        params[`v${i}`] = s.server;
+        params[`b${i}`] = s.since ?? FAR_FUTURE;
+        for (const kind of MCP_EVENT_KINDS) {
+          reads.push(`(SELECT ${MCP_SERVER_STATE_COLUMNS.join(', ')} FROM mcp_server_state
+            WHERE session_id = {s${i}:String} AND agent_id = {a${i}:String} AND server = {v${i}:String} AND event_kind = '${kind}' AND window_start < {b${i}:DateTime64(3, 'UTC')}
+            ORDER BY window_start DESC, computed_at DESC LIMIT 1)`);
+        }
+      });
+      return this.queryRows<McpServerStateRow & { backoff_ms: string | number | null; connected_ms: string | number; observed_ms: string | number; tools_changed_events: string | number }>({ query: reads.join(' UNION ALL '), query_params: params });
+    }, 30);
+    return rows.map((r) => ({
+      ...r,
+      connected_ms: Number(r.connected_ms),
+      observed_ms: Number(r.observed_ms),
+      tools_changed_events: Number(r.tools_changed_events),
+      backoff_ms: r.backoff_ms === null ? null : Number(r.backoff_ms),
+    }));
+  }
+
+  async loadMcpStateIds(servers: readonly ServerFrom[]): Promise<string[]> {
+    if (servers.length === 0) return [];
+    const rows = await this.inParts(servers, (s) => Math.max(s.sessionId.length, s.agentId.length, s.server.length) + 24, (servers) => this.queryRows<{ state_id: string }>({
+      query: `SELECT DISTINCT state_id FROM mcp_server_state
+        WHERE (session_id, agent_id, server) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
+                                                 FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)}, {servers:Array(String)})) AS p))
+          AND window_start >= {since:Array(DateTime64(3, 'UTC'))}[indexOf(arrayZip({sids:Array(String)}, {aids:Array(String)}, {servers:Array(String)}), (session_id, agent_id, server))]`,
+      query_params: { sids: servers.map((s) => s.sessionId), aids: servers.map((s) => s.agentId), servers: servers.map((s) => s.server), since: servers.map((s) => s.since ?? EPOCH) },
+    }));
+    return rows.map((r) => r.state_id);
   }
 
   /**
@@ -865,6 +934,58 @@ export class ClickHouseSink implements Sink {
         LIMIT 1 BY session_id, agent_id, event_id`,
       query_params: { sids: contexts.map((c) => c.sessionId), aids: contexts.map((c) => c.agentId) },
     }));
+  }
+
+  async loadDiscoveryRows(events: readonly (ContextRef & { readonly eventId: string })[], turns: readonly (ContextRef & { readonly turnId: string })[]): Promise<DiscoveryEventRow[]> {
+    const latest = `ORDER BY computed_at DESC LIMIT 1 BY session_id, agent_id, event_id`;
+    // By event: the sorting key. By turn: the turn_id index (migration 14) skips the granules
+    // without the turn, which a session's sorting by event id scatters.
+    const [byEvent, byTurn] = await Promise.all([
+      events.length === 0 ? [] : this.inParts(events, (e) => Math.max(e.sessionId.length, e.agentId.length, e.eventId.length), (events) => this.queryRows<DiscoveryEventRow>({
+        query: `SELECT ${DISCOVERY_EVENT_COLUMNS.join(', ')} FROM discovery_events
+          WHERE (session_id, agent_id, event_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
+                                                     FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)}, {eids:Array(String)})) AS p))
+          ${latest}`,
+        query_params: { sids: events.map((e) => e.sessionId), aids: events.map((e) => e.agentId), eids: events.map((e) => e.eventId) },
+      })),
+      turns.length === 0 ? [] : this.inParts(turns, (t) => Math.max(t.sessionId.length, t.agentId.length, t.turnId.length), (turns) => this.queryRows<DiscoveryEventRow>({
+        query: `SELECT ${DISCOVERY_EVENT_COLUMNS.join(', ')} FROM discovery_events
+          WHERE turn_id IN {tids:Array(String)}
+            AND (session_id, agent_id, turn_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
+                                                    FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)}, {tids:Array(String)})) AS p))
+          ${latest}`,
+        query_params: { sids: turns.map((t) => t.sessionId), aids: turns.map((t) => t.agentId), tids: turns.map((t) => t.turnId) },
+      })),
+    ]);
+    return [...byEvent, ...byTurn];
+  }
+
+  async loadDiscoveryCalls(tools: readonly ToolSince[]): Promise<DiscoveryEventRow[]> {
+    if (tools.length === 0) return [];
+    return this.inParts(tools, (t) => Math.max(t.sessionId.length, t.agentId.length, t.tool.length) + 24, (tools) => this.queryRows<DiscoveryEventRow>({
+      query: `SELECT ${DISCOVERY_EVENT_COLUMNS.join(', ')} FROM discovery_events
+        WHERE discovery_kind = 'call'
+          AND (session_id, agent_id, called_tool) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
+                                                      FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)}, {tools:Array(String)})) AS p))
+          AND ts >= {since:Array(DateTime64(3, 'UTC'))}[indexOf(arrayZip({sids:Array(String)}, {aids:Array(String)}, {tools:Array(String)}), (session_id, agent_id, called_tool))]
+        ORDER BY computed_at DESC LIMIT 1 BY session_id, agent_id, event_id`,
+      query_params: { sids: tools.map((t) => t.sessionId), aids: tools.map((t) => t.agentId), tools: tools.map((t) => t.tool), since: tools.map((t) => t.since) },
+    }));
+  }
+
+  async loadDerivationState(derivation: string, keys: readonly string[]): Promise<Map<string, string>> {
+    if (keys.length === 0) return new Map();
+    const rows = await this.inParts(keys, (k) => k.length, (keys) => this.queryRows<{ key: string; state: string }>({
+      query: `SELECT key, argMax(state, computed_at) AS state FROM derivation_state
+        WHERE derivation = {d:String} AND key IN {keys:Array(String)} GROUP BY key`,
+      query_params: { d: derivation, keys },
+    }));
+    return new Map(rows.map((r) => [r.key, r.state]));
+  }
+
+  async writeDerivationState(derivation: string, states: ReadonlyMap<string, string>, computedAt: string): Promise<void> {
+    const rows = [...states].map(([key, state]) => ({ derivation, key, state, computed_at: computedAt }));
+    await this.insertTsv('derivation_state', rows, ['derivation', 'key', 'state', 'computed_at']);
   }
 
   /** Every stored copy of these tool calls with its rank (row_version), for discovery to keep the copy tool_calls keeps. */

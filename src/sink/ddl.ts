@@ -426,6 +426,31 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE mcp_tool_registrations ADD COLUMN IF NOT EXISTS definition_bytes Nullable(UInt64) AFTER ui_resource_uri, ADD COLUMN IF NOT EXISTS definition_tokens Nullable(UInt64) AFTER definition_bytes`,
     ],
   },
+  {
+    version: 13,
+    description: 'mcp_server_state: carry, the derivation\'s state after each row, so a batch continues from the last row instead of the server\'s history',
+    // Issue 31 step 2. Rows stored before have none (''): the next batch of such a server derives
+    // it once from the server's events, as every batch did before.
+    statements: [`ALTER TABLE mcp_server_state ADD COLUMN IF NOT EXISTS carry String DEFAULT '' AFTER flags`],
+  },
+  {
+    version: 14,
+    description: 'derivation_state: the state a derivation continues from, per key (discovery: a session context\'s first listing of each tool); discovery_events: an index of turn_id',
+    // Issue 31 step 2. discovery_events is sorted by event id, so a batch's turns were found by
+    // reading the whole session; the bloom filter skips the granules without them. A context
+    // with stored rows and no state is derived once from its rows, as every batch was before.
+    statements: [
+      `CREATE TABLE IF NOT EXISTS derivation_state (
+        derivation LowCardinality(String),
+        key String,
+        state String,
+        computed_at DateTime64(3, 'UTC')
+      ) ENGINE = ReplacingMergeTree(computed_at)
+      ORDER BY (derivation, key)`,
+      `ALTER TABLE discovery_events ADD INDEX IF NOT EXISTS turn turn_id TYPE bloom_filter GRANULARITY 1`,
+      `ALTER TABLE discovery_events MATERIALIZE INDEX turn SETTINGS mutations_sync = 2`,
+    ],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -8,7 +8,7 @@
 // equal, table by table, to the same replay into the embedded engine.
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryEventRow, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
-import type { AppliedEvent, ContextRef, ServerToDerive, Sink, StoredContext, ToolCallBatch } from '../model/sink.ts';
+import type { AppliedEvent, ContextRef, ServerFrom, Sink, ToolSince, StoredContext, ToolCallBatch } from '../model/sink.ts';
 import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
 import { TABLE, TABLES, type AnalyticsTable } from '../tables/index.ts';
 
@@ -98,7 +98,19 @@ export class MemorySink implements Sink {
     return this.write('threshold_breaches', rows);
   }
   writeMcpEvents(rows: readonly McpEventRow[]): Promise<void> {
-    return this.write('mcp_events', rows);
+    return this.mcpEventsNotStored(rows).then((fresh) => this.write('mcp_events', fresh));
+  }
+  mcpEventsNotStored(rows: readonly McpEventRow[]): Promise<readonly McpEventRow[]> {
+    // As the engine's sink: the events not held yet (by server and event id), the last copy of one given twice.
+    const key = (r: McpEventRow): string => JSON.stringify([r.session_id, r.agent_id, r.server, r.event_id]);
+    const held = new Set((this.rows('mcp_events') as unknown as McpEventRow[]).map(key));
+    const last = new Map<string, McpEventRow>();
+    for (const r of rows) {
+      if (held.has(key(r))) continue;
+      last.delete(key(r));
+      last.set(key(r), r);
+    }
+    return Promise.resolve([...last.values()]);
   }
   writeMcpServerStates(rows: readonly McpServerStateRow[]): Promise<void> {
     return this.write('mcp_server_state', rows);
@@ -122,10 +134,42 @@ export class MemorySink implements Sink {
     return [...latest.values()];
   }
 
-  loadMcpEvents(servers: readonly ServerToDerive[]): Promise<McpEventRow[]> {
-    const want = new Set(servers.map((s) => JSON.stringify([s.sessionId, s.agentId, s.server])));
-    const rows = this.latestBy<McpEventRow & AnyRow>('mcp_events', (r) => want.has(JSON.stringify([r.session_id, r.agent_id, r.server])), (r) => JSON.stringify([r.session_id, r.agent_id, r.server, r.event_id]), 'ingested_at');
+  /** The time each server's read starts at (or ends before), by server; '' for none. */
+  private static bounds(servers: readonly ServerFrom[]): Map<string, string> {
+    return new Map(servers.map((s) => [JSON.stringify([s.sessionId, s.agentId, s.server]), s.since ?? '']));
+  }
+
+  loadMcpEvents(servers: readonly ServerFrom[]): Promise<McpEventRow[]> {
+    const since = MemorySink.bounds(servers);
+    const from = (r: McpEventRow): string | undefined => since.get(JSON.stringify([r.session_id, r.agent_id, r.server]));
+    const rows = this.latestBy<McpEventRow & AnyRow>('mcp_events', (r) => { const b = from(r); return b !== undefined && millis(r.ts) >= millis(b); }, (r) => JSON.stringify([r.session_id, r.agent_id, r.server, r.event_id]), 'ingested_at');
     return Promise.resolve(rows.map((r) => ({ ...r, raw: '' })));
+  }
+
+  /** The stored state rows of these servers as FINAL reads them, with the bound of each row's server. */
+  private mcpStates(servers: readonly ServerFrom[]): { row: McpServerStateRow; bound: string }[] {
+    const bounds = MemorySink.bounds(servers);
+    const out: { row: McpServerStateRow; bound: string }[] = [];
+    for (const r of this.final('mcp_server_state') as unknown as McpServerStateRow[]) {
+      const bound = bounds.get(JSON.stringify([r.session_id, r.agent_id, r.server]));
+      if (bound !== undefined) out.push({ row: r, bound });
+    }
+    return out;
+  }
+
+  loadMcpStateHeads(servers: readonly ServerFrom[]): Promise<McpServerStateRow[]> {
+    const heads = new Map<string, McpServerStateRow>();
+    for (const { row, bound } of this.mcpStates(servers)) {
+      if (bound !== '' && millis(row.window_start) >= millis(bound)) continue;
+      const k = JSON.stringify([row.session_id, row.agent_id, row.server, row.event_kind]);
+      const held = heads.get(k);
+      if (held === undefined || millis(row.window_start) > millis(held.window_start)) heads.set(k, row);
+    }
+    return Promise.resolve([...heads.values()]);
+  }
+
+  loadMcpStateIds(servers: readonly ServerFrom[]): Promise<string[]> {
+    return Promise.resolve(this.mcpStates(servers).filter(({ row, bound }) => bound === '' || millis(row.window_start) >= millis(bound)).map(({ row }) => row.state_id));
   }
 
   loadDiscoveryObservations(contexts: readonly ContextRef[]): Promise<DiscoveryEventRow[]> {
@@ -133,6 +177,44 @@ export class MemorySink implements Sink {
     return Promise.resolve(
       this.latestBy<DiscoveryEventRow & AnyRow>('discovery_events', (r) => want.has(JSON.stringify([r.session_id, r.agent_id])), (r) => JSON.stringify([r.session_id, r.agent_id, r.event_id]), 'computed_at'),
     );
+  }
+
+  /** The stored discovery rows (the latest computed copy of each event) that `wanted` keeps. */
+  private discoveryRows(wanted: (r: DiscoveryEventRow) => boolean): DiscoveryEventRow[] {
+    return this.latestBy<DiscoveryEventRow & AnyRow>('discovery_events', wanted, (r) => JSON.stringify([r.session_id, r.agent_id, r.event_id]), 'computed_at');
+  }
+
+  loadDiscoveryRows(events: readonly (ContextRef & { readonly eventId: string })[], turns: readonly (ContextRef & { readonly turnId: string })[]): Promise<DiscoveryEventRow[]> {
+    const ids = new Set(events.map((e) => JSON.stringify([e.sessionId, e.agentId, e.eventId])));
+    const inTurns = new Set(turns.map((t) => JSON.stringify([t.sessionId, t.agentId, t.turnId])));
+    return Promise.resolve(this.discoveryRows((r) => ids.has(JSON.stringify([r.session_id, r.agent_id, r.event_id])) || inTurns.has(JSON.stringify([r.session_id, r.agent_id, r.turn_id]))));
+  }
+
+  loadDiscoveryCalls(tools: readonly ToolSince[]): Promise<DiscoveryEventRow[]> {
+    const since = new Map(tools.map((t) => [JSON.stringify([t.sessionId, t.agentId, t.tool]), millis(t.since)]));
+    return Promise.resolve(
+      this.discoveryRows((r) => {
+        const from = r.discovery_kind === 'call' ? since.get(JSON.stringify([r.session_id, r.agent_id, r.called_tool])) : undefined;
+        return from !== undefined && millis(r.ts) >= from;
+      }),
+    );
+  }
+
+  /** Derivation states, by derivation and key: the last written. */
+  private readonly states = new Map<string, string>();
+
+  loadDerivationState(derivation: string, keys: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const k of keys) {
+      const state = this.states.get(JSON.stringify([derivation, k]));
+      if (state !== undefined) out.set(k, state);
+    }
+    return Promise.resolve(out);
+  }
+
+  writeDerivationState(derivation: string, states: ReadonlyMap<string, string>, _computedAt: string): Promise<void> {
+    for (const [k, state] of states) this.states.set(JSON.stringify([derivation, k]), state);
+    return Promise.resolve();
   }
 
   latestUsage(contexts: readonly ContextRef[]): Promise<StoredContext[]> {

@@ -38,6 +38,8 @@ export const discoveryEvents = defineTable<DiscoveryEventRow>()({
   engine: 'ReplacingMergeTree(computed_at)',
   partitionBy: 'toYYYYMM(ts)',
   orderBy: '(session_id, agent_id, event_id)',
+  // A batch's turns are read by turn (src/derive/discovery.ts); the sorting by event id scatters them.
+  indexes: ['INDEX turn turn_id TYPE bloom_filter GRANULARITY 1'],
   retention: 'ts',
   scope: 'event',
   dumpSelect: '* EXCEPT (source, ingested_at, computed_at)',

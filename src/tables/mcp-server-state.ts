@@ -35,6 +35,7 @@ export const mcpServerState = defineTable<McpServerStateRow>()({
     mcp_initialized: 'Nullable(Bool)',
     error: 'String',
     flags: 'Array(LowCardinality(String))',
+    carry: "String DEFAULT ''",
     computed_at: "DateTime64(3, 'UTC')",
   },
   engine: 'ReplacingMergeTree(computed_at)',
@@ -42,5 +43,5 @@ export const mcpServerState = defineTable<McpServerStateRow>()({
   orderBy: '(session_id, agent_id, server, event_kind, window_start)',
   retention: 'window_start',
   scope: 'event',
-  dumpSelect: '* EXCEPT (computed_at)',
+  dumpSelect: '* EXCEPT (carry, computed_at)',
 });

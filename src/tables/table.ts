@@ -30,6 +30,8 @@ export interface TableDeclaration<N extends string, Row> {
   readonly engine: string;
   readonly partitionBy?: string;
   readonly orderBy: string;
+  /** Data-skipping indexes, as the engine writes them (`INDEX name expr TYPE type GRANULARITY n`). */
+  readonly indexes?: readonly string[];
   /** The time column --retention-days counts from. */
   readonly retention: keyof Row & string;
   readonly scope: ScopesOf<Row>;
@@ -48,6 +50,7 @@ export interface Table<N extends string = string, Row = Record<string, unknown>>
   readonly engine: string;
   readonly partitionBy: string | undefined;
   readonly orderBy: string;
+  readonly indexes: readonly string[];
   readonly retention: keyof Row & string;
   readonly scope: TableScope;
   readonly dumpSelect: string;
@@ -72,6 +75,7 @@ export function defineTable<Row>(): <const N extends string>(d: TableDeclaration
       engine: d.engine,
       partitionBy: d.partitionBy,
       orderBy: d.orderBy,
+      indexes: d.indexes ?? [],
       retention: d.retention,
       scope: d.scope as TableScope,
       dumpSelect: d.dumpSelect,

@@ -13,6 +13,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['catalogue', 'model', 'tables'],
   ['accounting', 'redact', 'cost', 'transform', 'mcp', 'discovery'],
   ['decode'],
+  ['derive'],
   ['sink'],
   ['pipeline', 'source', 'importers', 'worker', 'kafka', 'thread'],
   ['report', 'export'],

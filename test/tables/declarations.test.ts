@@ -11,6 +11,7 @@ import { forEachEngine } from '../helpers/engines.ts';
 
 interface Created {
   readonly columns: [string, string][];
+  readonly indexes: string[];
   readonly engine: string;
   readonly partition: string | undefined;
   readonly order: string;
@@ -40,7 +41,8 @@ function parseCreate(create: string): Created {
     } else cur += ch;
   }
   defs.push(cur.trim());
-  const columns = defs.map((d) => {
+  const indexes = defs.filter((d) => d.startsWith('INDEX '));
+  const columns = defs.filter((d) => !d.startsWith('INDEX ')).map((d) => {
     const m = /^`([^`]+)` ([\s\S]+)$/.exec(d);
     if (m === null) throw new Error(`not a column definition: ${d}`);
     return [m[1] as string, m[2] as string] as [string, string];
@@ -48,6 +50,7 @@ function parseCreate(create: string): Created {
   const rest = create.slice(close + 1).replace(/\s+/g, ' ');
   return {
     columns,
+    indexes,
     engine: /ENGINE = (.*?) (?:PARTITION BY|ORDER BY)/.exec(rest)?.[1] ?? '?',
     partition: /PARTITION BY (.*?) ORDER BY/.exec(rest)?.[1],
     order: /ORDER BY (.*?)(?: SETTINGS| TTL|$)/.exec(rest)?.[1] ?? '?',
@@ -91,7 +94,7 @@ await forEachEngine('tables/declarations', (engine) => {
       expect([...created.keys()].sort()).toEqual([...TABLE_NAMES].sort());
     });
 
-    it.each(TABLES.map((t) => [t.name, t] as const))('%s: columns with their types, engine, partition, order', (_name, t) => {
+    it.each(TABLES.map((t) => [t.name, t] as const))('%s: columns with their types, engine, partition, order, indexes', (_name, t) => {
       const c = created.get(t.name);
       expect(c).toBeDefined();
       if (c === undefined) return;
@@ -102,6 +105,7 @@ await forEachEngine('tables/declarations', (engine) => {
       expect(c.engine).toBe(t.engine);
       expect(c.partition).toBe(t.partitionBy);
       expect(c.order).toBe(t.orderBy);
+      expect(c.indexes).toEqual(t.indexes);
     });
   });
 });

@@ -16,6 +16,7 @@ import { COALESCE_WINDOW_MS, deriveServerStatesFrom, hasCarry, lastRow, serverKe
 import type { McpEventRow, McpServerStateRow } from '../model/mcp.ts';
 import type { ServerFrom, Sink } from '../model/sink.ts';
 import { clickHouseTimeToMs, msToClickHouseTime } from '../util/time.ts';
+import { sameValue } from '../discovery/copies.ts';
 import type { Derivation } from './stage.ts';
 
 /** The rows derived for a batch and how many of them are windows the table did not hold. */
@@ -26,6 +27,12 @@ export interface Derived<R> {
 
 const refOf = (e: McpEventRow): ServerFrom => ({ sessionId: e.session_id, agentId: e.agent_id, server: e.server });
 const keyOf = (s: ServerFrom): string => serverKey({ session_id: s.sessionId, agent_id: s.agentId, server: s.server });
+
+/** True when two state rows say the same in every column but their version (values as the engine gives them back). */
+function sameRow(a: McpServerStateRow, b: McpServerStateRow): boolean {
+  for (const c of Object.keys(b) as (keyof McpServerStateRow)[]) if (c !== 'computed_at' && !sameValue(a[c], b[c])) return false;
+  return true;
+}
 
 /** True when event `e` comes after row `r`'s winning event in event time (ts, then id). */
 function after(e: McpEventRow, r: McpServerStateRow): boolean {
@@ -84,15 +91,18 @@ export async function deriveMcpStates(store: Sink, fresh: readonly McpEventRow[]
     return b === undefined || hasCarry(b) ? { server: s, before: b } : { server: { ...s, since: undefined }, before: undefined };
   });
   const points = from.map((f) => f.server);
-  const [storedEvents, storedIds] = await Promise.all([store.loadMcpEvents(points), store.loadMcpStateIds(points)]);
+  const [storedEvents, storedStates] = await Promise.all([store.loadMcpEvents(points), store.loadMcpStates(points)]);
   const stored = byServer(storedEvents);
-  const held = new Set(storedIds);
+  const held = new Map(storedStates.map((r) => [r.state_id, r]));
   for (const { server, before: b } of from) {
     const k = keyOf(server);
     const events = [...(stored.get(k) ?? []), ...(servers.get(k) ?? [])];
     for (const r of deriveServerStatesFrom({ before: b, open: [] }, events, computedAt)) {
+      const had = held.get(r.state_id);
+      // A window that comes out as stored (events sent again, a rerun) is not written again.
+      if (had !== undefined && sameRow(had, r)) continue;
       rows.push(r);
-      if (!held.has(r.state_id)) added++;
+      if (had === undefined) added++;
     }
   }
   return { rows, added };

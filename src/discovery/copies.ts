@@ -46,7 +46,7 @@ const eventKey = (o: DiscoveryObservation): string => `${o.session_id}\u0000${o.
 const finished = (o: DiscoveryObservation): boolean => o.status !== 'pending';
 
 /** Field values compared as stored and as derived (an engine may give a Bool as 0/1, a number as text). */
-function sameValue(a: unknown, b: unknown): boolean {
+export function sameValue(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;

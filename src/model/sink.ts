@@ -106,6 +106,7 @@ export interface Sink extends SessionStore {
   writeMcpEvents(rows: readonly McpEventRow[]): Promise<void>;
   /** The events of `rows` the store does not hold (by server and event id; of one given twice, the last). */
   mcpEventsNotStored(rows: readonly McpEventRow[]): Promise<readonly McpEventRow[]>;
+  /** Writes the rows as given: the derivation leaves out those stored as they are (src/derive/mcp-state.ts). */
   writeMcpServerStates(rows: readonly McpServerStateRow[]): Promise<void>;
   writeMcpToolRegistrations(rows: readonly McpToolRegistrationRow[]): Promise<void>;
   writeDiscoveryEvents(rows: readonly DiscoveryEventRow[]): Promise<void>;
@@ -116,8 +117,8 @@ export interface Sink extends SessionStore {
    * window when absent), as FINAL reads it: what a derivation of the server continues from.
    */
   loadMcpStateHeads(servers: readonly ServerFrom[]): Promise<McpServerStateRow[]>;
-  /** The state ids of the stored rows of these servers from `since` on (every window when absent). */
-  loadMcpStateIds(servers: readonly ServerFrom[]): Promise<string[]>;
+  /** The stored state rows of these servers from `since` on (every window when absent), as FINAL reads them. */
+  loadMcpStates(servers: readonly ServerFrom[]): Promise<McpServerStateRow[]>;
   /** The stored discovery rows of these contexts (the latest computed copy of each event). */
   loadDiscoveryObservations(contexts: readonly ContextRef[]): Promise<DiscoveryEventRow[]>;
   /** The stored discovery rows of these events and of every event of these turns (the latest computed copy of each). */

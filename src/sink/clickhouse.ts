@@ -119,6 +119,17 @@ const TOKEN_USAGE_COLUMNS = TABLE.token_usage.columns;
 const BREACH_COLUMNS = TABLE.threshold_breaches.columns;
 const MCP_EVENT_COLUMNS = TABLE.mcp_events.columns;
 const MCP_SERVER_STATE_COLUMNS = TABLE.mcp_server_state.columns;
+/** A state row as read back (64-bit integers come as text) with its numbers as numbers. */
+function numericState(r: McpServerStateRow & { backoff_ms: string | number | null; connected_ms: string | number; observed_ms: string | number; tools_changed_events: string | number }): McpServerStateRow {
+  return {
+    ...r,
+    connected_ms: Number(r.connected_ms),
+    observed_ms: Number(r.observed_ms),
+    tools_changed_events: Number(r.tools_changed_events),
+    backoff_ms: r.backoff_ms === null ? null : Number(r.backoff_ms),
+  };
+}
+
 /**
  * The type a query parameter holding a column's values is given, from the column's declared type,
  * for the types whose values travel as text unchanged (String, a UTC DateTime64); else undefined.
@@ -769,10 +780,7 @@ export class ClickHouseSink implements Sink {
   }
 
   async writeMcpServerStates(rows: readonly McpServerStateRow[]): Promise<void> {
-    // A derivation that comes out as stored (the same events read again) writes nothing.
-    const compare = MCP_SERVER_STATE_COLUMNS.filter((c) => c !== 'computed_at');
-    const fresh = await this.withoutStored('mcp_server_state', rows, ['session_id', 'agent_id', 'server', 'event_kind', 'window_start'], compare);
-    await this.insertNative('mcp_server_state', fresh, MCP_SERVER_STATE_COLUMNS);
+    await this.insertNative('mcp_server_state', rows, MCP_SERVER_STATE_COLUMNS);
   }
 
   async writeMcpToolRegistrations(rows: readonly McpToolRegistrationRow[]): Promise<void> {
@@ -898,25 +906,21 @@ export class ClickHouseSink implements Sink {
       });
       return this.queryRows<McpServerStateRow & { backoff_ms: string | number | null; connected_ms: string | number; observed_ms: string | number; tools_changed_events: string | number }>({ query: reads.join(' UNION ALL '), query_params: params });
     }, 30);
-    return rows.map((r) => ({
-      ...r,
-      connected_ms: Number(r.connected_ms),
-      observed_ms: Number(r.observed_ms),
-      tools_changed_events: Number(r.tools_changed_events),
-      backoff_ms: r.backoff_ms === null ? null : Number(r.backoff_ms),
-    }));
+    return rows.map(numericState);
   }
 
-  async loadMcpStateIds(servers: readonly ServerFrom[]): Promise<string[]> {
+  async loadMcpStates(servers: readonly ServerFrom[]): Promise<McpServerStateRow[]> {
     if (servers.length === 0) return [];
-    const rows = await this.inParts(servers, (s) => Math.max(s.sessionId.length, s.agentId.length, s.server.length) + 24, (servers) => this.queryRows<{ state_id: string }>({
-      query: `SELECT DISTINCT state_id FROM mcp_server_state
+    const rows = await this.inParts(servers, (s) => Math.max(s.sessionId.length, s.agentId.length, s.server.length) + 24, (servers) => this.queryRows<McpServerStateRow & { backoff_ms: string | number | null; connected_ms: string | number; observed_ms: string | number; tools_changed_events: string | number }>({
+      query: `SELECT ${MCP_SERVER_STATE_COLUMNS.join(', ')} FROM mcp_server_state
         WHERE (session_id, agent_id, server) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
                                                  FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)}, {servers:Array(String)})) AS p))
-          AND window_start >= {since:Array(DateTime64(3, 'UTC'))}[indexOf(arrayZip({sids:Array(String)}, {aids:Array(String)}, {servers:Array(String)}), (session_id, agent_id, server))]`,
+          AND window_start >= {since:Array(DateTime64(3, 'UTC'))}[indexOf(arrayZip({sids:Array(String)}, {aids:Array(String)}, {servers:Array(String)}), (session_id, agent_id, server))]
+        ORDER BY computed_at DESC
+        LIMIT 1 BY session_id, agent_id, server, event_kind, window_start`,
       query_params: { sids: servers.map((s) => s.sessionId), aids: servers.map((s) => s.agentId), servers: servers.map((s) => s.server), since: servers.map((s) => s.since ?? EPOCH) },
     }));
-    return rows.map((r) => r.state_id);
+    return rows.map(numericState);
   }
 
   /**

@@ -168,8 +168,8 @@ export class MemorySink implements Sink {
     return Promise.resolve([...heads.values()]);
   }
 
-  loadMcpStateIds(servers: readonly ServerFrom[]): Promise<string[]> {
-    return Promise.resolve(this.mcpStates(servers).filter(({ row, bound }) => bound === '' || millis(row.window_start) >= millis(bound)).map(({ row }) => row.state_id));
+  loadMcpStates(servers: readonly ServerFrom[]): Promise<McpServerStateRow[]> {
+    return Promise.resolve(this.mcpStates(servers).filter(({ row, bound }) => bound === '' || millis(row.window_start) >= millis(bound)).map(({ row }) => row));
   }
 
   loadDiscoveryObservations(contexts: readonly ContextRef[]): Promise<DiscoveryEventRow[]> {

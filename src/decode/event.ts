@@ -209,7 +209,9 @@ export function deadLetter(raw: Uint8Array, reason: DeadLetterReason, detail: st
       machine.host === '' && machine.device_id === '' ? `${source}\u0000${sha256Hex(bytes, 64)}` : `${source}\u0000${sha256Hex(bytes, 64)}\u0000${machine.host}\u0000${machine.device_id}`,
       32,
     ),
-    raw_base64: bytes.toString('base64'),
+    // The bytes themselves, not a copy, unless they are a small part of a larger buffer (a read
+    // chunk) that the row would keep alive until its batch is written.
+    raw: bytes.byteLength * 2 < bytes.buffer.byteLength ? Buffer.from(bytes) : bytes,
     raw_bytes: bytes.byteLength,
     reason,
     detail,

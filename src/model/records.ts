@@ -83,8 +83,8 @@ export type ToolCallRow = z.infer<typeof toolCallRowSchema>;
 
 export const deadLetterRowSchema = z.object({
   dead_letter_id: z.string(),
-  /** The bytes as received, base64 (the table decodes them into a String column of raw bytes). */
-  raw_base64: z.string(),
+  /** The bytes as received (secrets redacted), written as they are into the table's String column. */
+  raw: z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'bytes'),
   raw_bytes: z.number().int().nonnegative(),
   reason: z.enum(DEAD_LETTER_REASONS),
   detail: z.string(),

@@ -113,8 +113,6 @@ export function describeTarget(target: ReturnType<typeof resolveSinkTarget>): st
 
 export const TOOL_CALL_COLUMNS = TABLE.tool_calls.columns;
 const DEAD_LETTER_COLUMNS = TABLE.dead_letters.columns;
-/** dead_letters' columns as written: the raw bytes themselves in place of their base64 text. */
-const DEAD_LETTER_NATIVE_COLUMNS = DEAD_LETTER_COLUMNS.map((c) => (c === 'raw_base64' ? 'raw' : c));
 const TOKEN_USAGE_COLUMNS = TABLE.token_usage.columns;
 const BREACH_COLUMNS = TABLE.threshold_breaches.columns;
 const MCP_EVENT_COLUMNS = TABLE.mcp_events.columns;
@@ -754,8 +752,8 @@ export class ClickHouseSink implements Sink {
     if (fresh.length === 0) return;
     // The raw bytes go to the `raw` column as they are (a Native String: no base64 text for the
     // engine to hold and decode, and a large one is its own part of the body, not copied).
-    const block = encodeNative('dead_letters', fresh.map((r) => ({ ...r, raw: Buffer.from(r.raw_base64, 'base64') })), DEAD_LETTER_NATIVE_COLUMNS);
-    await this.insertNativeBody('dead_letters', block, DEAD_LETTER_NATIVE_COLUMNS);
+    const block = encodeNative('dead_letters', fresh, DEAD_LETTER_COLUMNS);
+    await this.insertNativeBody('dead_letters', block, DEAD_LETTER_COLUMNS);
   }
 
   async writeTokenUsage(rows: readonly TokenUsageRow[]): Promise<void> {

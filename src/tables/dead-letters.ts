@@ -8,7 +8,8 @@ export const deadLetters = defineTable<DeadLetterRow>()({
   row: deadLetterRowSchema,
   columns: {
     dead_letter_id: 'String',
-    raw_base64: 'String EPHEMERAL',
+    // The bytes themselves (a Native String); the base64 default serves rows inserted as text before.
+    raw: 'String DEFAULT base64Decode(raw_base64)',
     raw_bytes: 'UInt64',
     reason: 'LowCardinality(String)',
     detail: 'String',
@@ -19,7 +20,8 @@ export const deadLetters = defineTable<DeadLetterRow>()({
     device_id: "LowCardinality(String) DEFAULT ''",
   },
   computed: {
-    raw: 'String DEFAULT base64Decode(raw_base64)',
+    // What inserts of base64 text named (versions before issue 31's long-line work); none does now.
+    raw_base64: 'String EPHEMERAL',
   },
   engine: 'ReplacingMergeTree(ingested_at)',
   orderBy: '(dead_letter_id)',

@@ -44,7 +44,7 @@ describe('dead letters', () => {
     const o = decodeEvent(raw, 'in.jsonl:7', AT);
     expect(o.kind).toBe('dead');
     if (o.kind !== 'dead') return;
-    expect(Buffer.from(o.dead.raw_base64, 'base64').equals(raw)).toBe(true);
+    expect(Buffer.from(o.dead.raw).equals(raw)).toBe(true);
     expect(o.dead).toMatchObject({ reason: 'invalid_utf8', source: 'in.jsonl:7', raw_bytes: raw.byteLength, detail: 'invalid UTF-8 at byte 9' });
   });
 

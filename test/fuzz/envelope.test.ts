@@ -103,7 +103,7 @@ function checkOutcome(bytes: Uint8Array, o: DecodeOutcome, limits: DecodeLimits)
     ok(d.detail.length > 0, 'a dead letter has a detail');
     same(d.source, SOURCE, 'source');
     same(d.ingested_at, AT, 'ingested_at');
-    const stored = Buffer.from(d.raw_base64, 'base64');
+    const stored = Buffer.from(d.raw);
     same(d.raw_bytes, stored.byteLength, 'raw_bytes');
     if (exact || d.redactions === 0) {
       // The bytes received, exactly: the line less one trailing CR and one leading BOM.

@@ -173,7 +173,7 @@ describe('fuzz: end to end into embedded ClickHouse', () => {
       if (k === undefined || seen.get(k.key) !== 1) return;
       const where = `line ${i + 1}: ${lines[i]?.toString('utf8').slice(0, 200)}`;
       if (o.kind === 'dead') {
-        expect(dead.get(k.key), where).toMatchObject({ raw: o.dead.raw_base64, reason: o.dead.reason, source: `${file}:${i + 1}` });
+        expect(dead.get(k.key), where).toMatchObject({ raw: Buffer.from(o.dead.raw).toString('base64'), reason: o.dead.reason, source: `${file}:${i + 1}` });
       } else if (o.kind === 'row') {
         expect(calls.get(k.key), where).toMatchObject({ raw_input: asStored(o.row.raw_input), call_id: asStored(o.row.call_id), redactions: o.row.redactions });
       } else if (o.kind === 'mcp') {

@@ -90,7 +90,7 @@ describe('1. JSON escapes: the rules run on decoded values, the marker replaces 
     const o = decodeEvent(Buffer.from(line), 'bad.jsonl:1', '2026-12-06 10:00:00.000', DEFAULT_LIMITS);
     expect(o.kind).toBe('dead');
     if (o.kind !== 'dead') return;
-    const raw = Buffer.from(o.dead.raw_base64, 'base64').toString('utf8');
+    const raw = Buffer.from(o.dead.raw).toString('utf8');
     expect(raw).not.toContain(GHP.slice(4));
     expect(raw).not.toContain('s3cr3t-Pa55');
     expect(o.dead.redactions).toBe(2);

@@ -19,6 +19,7 @@ const WHEN = ['ingested_at', 'computed_at'];
 
 /** A value as ClickHouse's JSON output writes it (64-bit integers quoted). */
 function plain(v: unknown): unknown {
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
   if (typeof v === 'number' || typeof v === 'bigint') return String(v);
   if (Array.isArray(v)) return v.map(plain);
   return v;
@@ -32,7 +33,8 @@ function normalise(row: Record<string, unknown>): string {
 async function engineTable(sink: ClickHouseSink, table: AnalyticsTable): Promise<string[]> {
   const t = TABLES.find((x) => x.name === table);
   const computed = Object.keys(t?.computed ?? {});
-  const select = table === 'dead_letters' ? `* EXCEPT (${computed.join(', ')}), base64Encode(raw) AS raw_base64` : computed.length ? `* EXCEPT (${computed.join(', ')})` : '*';
+  // The engine gives a row's raw bytes as text; both sides compare them as base64.
+  const select = table === 'dead_letters' ? `* EXCEPT (raw), base64Encode(raw) AS raw` : computed.length ? `* EXCEPT (${computed.join(', ')})` : '*';
   const rows = await sink.queryRows<Record<string, unknown>>(`SELECT ${select} FROM ${table} FINAL SETTINGS output_format_json_quote_64bit_integers = 1`);
   return rows.map(normalise).sort();
 }

@@ -31,7 +31,7 @@ describe('TSV into embedded ClickHouse', () => {
     strings.push('\\N', '\\', "'", '\t\n\r\b\f\0', '[1,2]', '\\u00e9', '{"a":-0}');
     const rows = strings.map((s, i) => ({
       dead_letter_id: `tsv-${i}`,
-      raw_base64: Buffer.from(s, 'utf8').toString('base64'),
+      raw: Buffer.from(s, 'utf8'),
       raw_bytes: Buffer.byteLength(s),
       reason: 'schema' as const,
       detail: s,

@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { replayPaths } from '../src/pipeline.ts';
+import { replayPaths } from '../src/pipeline/batch-writer.ts';
 import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 
 const BIG = Number(process.argv[2] ?? 1_000_000);

@@ -10,7 +10,7 @@ import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { replayPaths } from '../src/pipeline.ts';
+import { replayPaths } from '../src/pipeline/batch-writer.ts';
 import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 import { readLines } from '../src/source/file.ts';
 import { fixtureLines } from './fixtures.ts';

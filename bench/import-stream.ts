@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { claudeCodeImporter } from '../src/importers/claude-code/index.ts';
 import { codexImporter } from '../src/importers/codex/index.ts';
-import { runImport } from '../src/importers/run.ts';
+import { runImport } from '../src/pipeline/import.ts';
 import type { Importer } from '../src/importers/types.ts';
 import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 import { writeClaudeTranscript } from '../test/importers/generate-claude-code.ts';

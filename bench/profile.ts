@@ -82,7 +82,7 @@ if (mode === 'summary' && arg !== undefined) {
       }
     });
   } else {
-    const { replayPaths } = (await import(dist('pipeline.js'))) as typeof import('../src/pipeline.ts');
+    const { replayPaths } = (await import(dist('pipeline/batch-writer.js'))) as typeof import('../src/pipeline/batch-writer.ts');
     const { ClickHouseSink } = (await import(dist('sink/clickhouse.js'))) as typeof import('../src/sink/clickhouse.ts');
     const tmp = mkdtempSync(join(tmpdir(), 'toolcanon-profile-'));
     try {

@@ -9,7 +9,7 @@ import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from '
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeEvent, nowClickHouseTime, DEFAULT_LIMITS } from '../src/decode/event.ts';
-import { replayPaths } from '../src/pipeline.ts';
+import { replayPaths } from '../src/pipeline/batch-writer.ts';
 import { ClickHouseSink } from '../src/sink/clickhouse.ts';
 import { readLines } from '../src/source/file.ts';
 import { fixtureLines, multipliedEvents } from './fixtures.ts';
@@ -72,7 +72,7 @@ try {
   // One engine per process: the compiled run opens its own sink instead of this one.
   const dist = compiled
     ? {
-        pipeline: (await import(new URL('../dist/pipeline.js', import.meta.url).href)) as typeof import('../src/pipeline.ts'),
+        pipeline: (await import(new URL('../dist/pipeline/batch-writer.js', import.meta.url).href)) as typeof import('../src/pipeline/batch-writer.ts'),
         sink: (await import(new URL('../dist/sink/clickhouse.js', import.meta.url).href)) as typeof import('../src/sink/clickhouse.ts'),
         thread: (await import(new URL('../dist/thread/decode.js', import.meta.url).href)) as typeof import('../src/thread/decode.ts'),
       }

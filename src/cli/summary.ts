@@ -1,7 +1,7 @@
 // The summary every writing command prints (replay, import, consume): one list of what the
 // pipeline stored, under the same metric names everywhere. Each command puts its own intake
 // figures before it (events_read, records_read, events_consumed…) and its own after it.
-import type { PipelineCounts } from '../pipeline.ts';
+import type { PipelineCounts } from '../pipeline/batch-writer.ts';
 import type { Row } from './format.ts';
 
 /** What was stored and skipped, from the pipeline's counts: the same names for every command. */

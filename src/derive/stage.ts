@@ -1,6 +1,6 @@
 // A derived table as a component (issue 31 step 2): given what a batch stores, it reads from the
 // store only the state its keys need (the last state per key, never a key's history), derives its
-// rows and writes them. The batch writer (src/pipeline.ts) runs each in DERIVATIONS' order after
+// rows and writes them. The batch writer (src/pipeline/batch-writer.ts) runs each in DERIVATIONS' order after
 // the batch's own rows and names none of their tables.
 import type { Sink } from '../model/sink.ts';
 

@@ -8,8 +8,8 @@
 // record the importer could not read, go to the dead-letter topic with its file:line.
 import type { Machine } from '../decode/event.ts';
 import { withMachine } from '../importers/machine.ts';
-import { readImport, type ImportOptions, type ImportReading, type ImportTarget } from '../importers/run.ts';
-import { fileImportState } from '../importers/state-file.ts';
+import { readImport, type ImportOptions, type ImportReading, type ImportTarget } from '../pipeline/import.ts';
+import { fileImportState } from '../pipeline/import-state-file.ts';
 import type { Importer } from '../importers/types.ts';
 import { redactLine } from '../redact/redact.ts';
 import type { StreamProducer } from './client.ts';

@@ -1,4 +1,4 @@
-// What the drive layer (src/pipeline.ts, the importers, the worker) needs of a store: the
+// What the drive layer (src/pipeline/batch-writer.ts, the importers, the worker) needs of a store: the
 // ports, typed by the row contracts of model/ only. src/sink/clickhouse.ts implements them for
 // the embedded engine and a server; the accounting rebuilds its contexts through SessionStore
 // (src/accounting/restore.ts) without knowing which store answers.
@@ -15,6 +15,20 @@ export interface ContextRef {
 /** One server's lifecycle: the events of a server in a session (and agent). */
 export interface ServerToDerive extends ContextRef {
   readonly server: string;
+}
+
+/** What an importer has read of one file on one machine. */
+export interface ImportFileState {
+  readonly sizeBytes: number;
+  readonly mtimeMs: number;
+  /** Bytes up to the end of the last complete line read. */
+  readonly completeBytes: number;
+}
+
+/** Where a database keeps what importers have read (import_files), per machine. */
+export interface ImportStates {
+  loadImportState(importer: string, deviceId?: string): Promise<Map<string, ImportFileState>>;
+  writeImportState(importer: string, files: ReadonlyMap<string, ImportFileState>, importedAt: string, deviceId?: string): Promise<void>;
 }
 
 /** One tool of a session context and the event time a read starts at. */

@@ -8,7 +8,7 @@ import { finished } from 'node:stream/promises';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { DeadLetterRow, ToolCallRow } from '../model/records.ts';
 import type { DiscoveryEventRow, DiscoveryObservation, McpEventRow, McpServerStateRow, McpToolRegistrationRow } from '../model/mcp.ts';
-import type { AppliedEvent, ContextRef, EncodedBlock, ServerFrom, Sink, ToolSince, StoredContext, ToolCallBatch, ToolCallCopyVersion, ToolCallRef } from '../model/sink.ts';
+import type { AppliedEvent, ContextRef, EncodedBlock, ImportFileState, ImportStates, ServerFrom, Sink, ToolSince, StoredContext, ToolCallBatch, ToolCallCopyVersion, ToolCallRef } from '../model/sink.ts';
 import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from './ddl.ts';
 import { checkClusterName, CLUSTER_QUERY_SETTINGS, clusterCreateDatabase, clusterStatements, localTable } from './cluster.ts';
@@ -174,12 +174,6 @@ export const INSERT_COLUMNS: Readonly<Record<AnalyticsTable, readonly string[]>>
   ANALYTICS_TABLE_NAMES.map((t) => [t, ANALYTICS_TABLES[t].columns]),
 ) as unknown as Record<AnalyticsTable, readonly string[]>;
 
-export interface ImportFileState {
-  readonly sizeBytes: number;
-  readonly mtimeMs: number;
-  /** Bytes up to the end of the last complete line read. */
-  readonly completeBytes: number;
-}
 
 /** Where a sink writes, as its failures are described: a data directory, or a server and its settings. */
 type SinkPlace =
@@ -309,7 +303,7 @@ function unlessStoredSelect(table: string, names: string, source: string, f: Sto
     WHERE (${f.newRank}) + 1 > _stored_rank OR ((${f.newRank}) + 1 = _stored_rank AND ${f.fingerprint} != _stored_fingerprint)`;
 }
 
-export class ClickHouseSink implements Sink {
+export class ClickHouseSink implements Sink, ImportStates {
   /** Numbers the Native blocks written to INSERTS_DIR. */
   private insertSeq = 0;
 

@@ -18,9 +18,9 @@ import { closeSync, existsSync, openSync, readdirSync, readSync, statSync, watch
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { nowClickHouseTime } from '../decode/event.ts';
-import { readImport, type ImportOptions, type ImportReading, type ImportStateStore, type ImportTarget } from '../importers/run.ts';
+import { readImport, type ImportOptions, type ImportReading, type ImportStateStore, type ImportTarget } from '../pipeline/import.ts';
 import type { Importer } from '../importers/types.ts';
-import type { ImportFileState } from '../sink/clickhouse.ts';
+import type { ImportFileState } from '../model/sink.ts';
 
 /** One harness followed: its importer and the folders (or files) it reads. */
 export interface FollowedHarness {

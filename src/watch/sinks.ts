@@ -4,9 +4,9 @@
 // its state file.
 import type { Machine, DecodeLimits } from '../decode/event.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
-import { BatchWriter, emptyCounts, writerTarget, type BatchLimits, type PipelineCounts } from '../pipeline.ts';
-import { databaseImportState } from '../importers/run.ts';
-import { fileImportState } from '../importers/state-file.ts';
+import { BatchWriter, emptyCounts, writerTarget, type BatchLimits, type PipelineCounts } from '../pipeline/batch-writer.ts';
+import { databaseImportState } from '../pipeline/import.ts';
+import { fileImportState } from '../pipeline/import-state-file.ts';
 import { importPublishTarget, type ImportPublishOptions } from '../kafka/import-publish.ts';
 import type { PublishResult } from '../kafka/publish.ts';
 import type { StreamProducer } from '../kafka/client.ts';

@@ -23,7 +23,7 @@ import { asLogger, mapLogger, type Logger, type LogTarget } from '../util/log.ts
 import { hostname } from 'node:os';
 import { nowClickHouseTime } from '../decode/event.ts';
 import { createKafkaClient, isRebalanceError, type BatchContext, type ConsumedRecord, type KafkaAdmin, type KafkaClient, type StreamConsumer, type StreamProducer } from '../kafka/client.ts';
-import { BatchWriter, emptyCounts, type PipelineCounts } from '../pipeline.ts';
+import { BatchWriter, emptyCounts, type PipelineCounts } from '../pipeline/batch-writer.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { SinkError } from '../sink/errors.ts';
 import { backoffDelayMs, sleep } from './backoff.ts';

@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayPaths, type PipelineCounts } from '../../src/pipeline.ts';
+import { replayPaths, type PipelineCounts } from '../../src/pipeline/batch-writer.ts';
 import { DRIFT_REPORT_SQL, USAGE_REPORT_SQL } from '../../src/report/sql.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, openTempSink } from '../helpers/db.ts';

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ACCOUNTING } from '../../src/accounting/session.ts';
-import { replayPaths, type PipelineCounts } from '../../src/pipeline.ts';
+import { replayPaths, type PipelineCounts } from '../../src/pipeline/batch-writer.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { openTempSink } from '../helpers/db.ts';
 

@@ -91,6 +91,13 @@ describe('the layers of src/', () => {
     expect([...new Set(circles)].sort()).toEqual([]);
   });
 
+  it('the driver (pipeline/) and the derivations (derive/) reach storage only through the ports in model/sink.ts', () => {
+    for (const folder of ['pipeline', 'derive']) expect([...(graph.get(folder)?.keys() ?? [])], folder).not.toContain('sink');
+    // And the importers are adapters: none reaches the driver (the import runner is pipeline/import.ts).
+    expect([...(graph.get('importers')?.keys() ?? [])]).not.toContain('pipeline');
+    expect(graph.get('pipeline')?.has('importers')).toBe(true);
+  });
+
   it('the test sees the imports (a parser that found none would pass the others)', () => {
     expect(graph.get('pipeline')?.has('accounting')).toBe(true);
     expect(graph.get('cli')?.size).toBeGreaterThan(5);

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { discoveryDerivation } from '../../src/derive/discovery.ts';
 import { deriveDiscoveryPerContext } from '../../src/discovery/discovery.ts';
 import type { DiscoveryEventRow, DiscoveryObservation } from '../../src/model/mcp.ts';
-import { replayPaths } from '../../src/pipeline.ts';
+import { replayPaths } from '../../src/pipeline/batch-writer.ts';
 import { MemorySink } from '../../src/sink/memory.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
 

@@ -11,7 +11,7 @@ import { decodeEvent } from '../../src/decode/event.ts';
 import { mcpStateDerivation } from '../../src/derive/mcp-state.ts';
 import { deriveServerStatesPerServer } from '../../src/mcp/lifecycle.ts';
 import type { McpEventRow, McpServerStateRow } from '../../src/model/mcp.ts';
-import { replayPaths } from '../../src/pipeline.ts';
+import { replayPaths } from '../../src/pipeline/batch-writer.ts';
 import { MemorySink } from '../../src/sink/memory.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
 

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PriceTable } from '../../src/cost/prices.ts';
-import { replayPaths } from '../../src/pipeline.ts';
+import { replayPaths } from '../../src/pipeline/batch-writer.ts';
 import { collectReportData } from '../../src/report/html.ts';
 import { applyScope } from '../../src/report/scope.ts';
 import { DISCOVERY_BY_MODEL_SQL, DISCOVERY_BY_TOOL_SQL, DISCOVERY_FUNNEL_SQL, MCP_REPORT_SQL, toolsReportSql } from '../../src/report/sql.ts';

@@ -8,7 +8,7 @@ import { ContextAccountant } from '../../src/accounting/session.ts';
 import { decodeEvent, DEFAULT_LIMITS } from '../../src/decode/event.ts';
 import { normaliseTimestamp } from '../../src/importers/envelope.ts';
 import { loadImporter } from '../../src/importers/registry.ts';
-import { replayPaths } from '../../src/pipeline.ts';
+import { replayPaths } from '../../src/pipeline/batch-writer.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { escapeTsv } from '../../src/sink/tsv.ts';
 import { countOf, openTempSink } from '../helpers/db.ts';

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageFingerprint } from '../../src/accounting/session.ts';
 import { decodeEvent, DEFAULT_LIMITS, type DecodeOutcome } from '../../src/decode/event.ts';
-import { replayPaths, type PipelineCounts } from '../../src/pipeline.ts';
+import { replayPaths, type PipelineCounts } from '../../src/pipeline/batch-writer.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, openTempSink } from '../helpers/db.ts';
 import { generatedLine } from './events.ts';

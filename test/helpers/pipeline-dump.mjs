@@ -5,7 +5,7 @@
 //   node pipeline-dump.mjs <build dir> <db> replay <batch rows> <paths…>
 //   node pipeline-dump.mjs <build dir> <db> import <batch rows> <harness> <paths…>
 const [build, db, mode, batchRows, ...rest] = process.argv.slice(2);
-const { replayPaths } = await import(`${build}/pipeline.js`);
+const { replayPaths } = await import(`${build}/pipeline/batch-writer.js`);
 const { ClickHouseSink } = await import(`${build}/sink/clickhouse.js`);
 const { decodeThreadsStarted } = await import(`${build}/thread/decode.js`);
 const batch = { batchMaxRows: Number(batchRows), batchMaxBytes: 32 * 1024 * 1024 };
@@ -15,7 +15,7 @@ let counts;
 if (mode === 'replay') counts = await replayPaths(rest, sink, { batch });
 else {
   const { loadImporter } = await import(`${build}/importers/registry.js`);
-  const { runImport } = await import(`${build}/importers/run.js`);
+  const { runImport } = await import(`${build}/pipeline/import.js`);
   const [harness, ...paths] = rest;
   const summary = await runImport(await loadImporter(harness), paths, sink, { batch });
   counts = summary.counts;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aiderImporter } from '../../src/importers/aider/index.ts';
 import { figureOf, readTokens } from '../../src/importers/aider/parser.ts';
 import { defaultAiderPaths, isChatHistory } from '../../src/importers/aider/paths.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 import { expectFolderGolden } from './golden.ts';

@@ -13,7 +13,7 @@ import { claudeCodeImporter } from '../../src/importers/claude-code/index.ts';
 import { parseTranscript, TranscriptIndex, TranscriptParser, transcriptReading } from '../../src/importers/claude-code/parser.ts';
 import { geminiCliImporter } from '../../src/importers/gemini-cli/index.ts';
 import { LineSplitter, splitCompleteLines, type RawLine } from '../../src/importers/lines.ts';
-import { runImport } from '../../src/importers/run.ts';
+import { runImport } from '../../src/pipeline/import.ts';
 import { readLinesInChunks } from '../../src/importers/stream.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import type { ToolCallBatch } from '../../src/model/sink.ts';

@@ -9,7 +9,7 @@ import { MAX_EMITTED_EVENT_BYTES, parseTranscript } from '../../src/importers/cl
 import { defaultProjectsDirs, fallbackSessionId, listTranscriptFiles } from '../../src/importers/claude-code/paths.ts';
 import { stableEventId } from '../../src/importers/envelope.ts';
 import { splitCompleteLines } from '../../src/importers/lines.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';

@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codebuffImporter } from '../../src/importers/codebuff/index.ts';
 import { chatIdTime, defaultCodebuffPaths, sessionOf } from '../../src/importers/codebuff/paths.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
 import { expectFolderGolden } from './golden.ts';

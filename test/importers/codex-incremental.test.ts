@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codexImporter } from '../../src/importers/codex/index.ts';
 import { parseRollout } from '../../src/importers/codex/parser.ts';
 import { listRolloutFiles } from '../../src/importers/codex/paths.ts';
-import { runImport } from '../../src/importers/run.ts';
+import { runImport } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';
 import { countOf, openTempSink } from '../helpers/db.ts';

@@ -14,7 +14,7 @@ import { codexImporter } from '../../src/importers/codex/index.ts';
 import { parseRollout, rolloutReading, type RolloutParser } from '../../src/importers/codex/parser.ts';
 import { listRolloutFiles } from '../../src/importers/codex/paths.ts';
 import { splitCompleteLines } from '../../src/importers/lines.ts';
-import { runImport } from '../../src/importers/run.ts';
+import { runImport } from '../../src/pipeline/import.ts';
 import type { ParsedFile } from '../../src/importers/types.ts';
 import type { ToolCallBatch } from '../../src/model/sink.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';

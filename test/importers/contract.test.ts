@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEvent } from '../../src/decode/event.ts';
 import { readObject } from '../../src/importers/lines.ts';
 import { loadImporter } from '../../src/importers/registry.ts';
-import { runImport } from '../../src/importers/run.ts';
+import { runImport } from '../../src/pipeline/import.ts';
 import { IMPORTER_IDS, type Importer, type ImporterId, type ParsedFile } from '../../src/importers/types.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copilotCliImporter } from '../../src/importers/copilot-cli/index.ts';
 import { callOutcome, eventToolName, parseCopilotFile, SESSION_TOTALS_AGENT } from '../../src/importers/copilot-cli/parser.ts';
 import { defaultCopilotPaths, isSessionLog, listCopilotFiles, sessionOfPath } from '../../src/importers/copilot-cli/paths.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { droidImporter } from '../../src/importers/droid/index.ts';
 import { parseDroidFile } from '../../src/importers/droid/parser.ts';
 import { defaultDroidPaths, settingsPathOf } from '../../src/importers/droid/paths.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 import { expectFolderGolden } from './golden.ts';

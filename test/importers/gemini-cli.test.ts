@@ -9,7 +9,7 @@ import { geminiCliImporter } from '../../src/importers/gemini-cli/index.ts';
 import { callOutcome, eventToolName, parseGeminiFile } from '../../src/importers/gemini-cli/parser.ts';
 import { defaultGeminiPaths, isSessionFile, listGeminiFiles, parentSessionOf } from '../../src/importers/gemini-cli/paths.ts';
 import type { ToolCallStatus } from '../../src/importers/gemini-cli/types.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';

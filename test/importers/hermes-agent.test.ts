@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hermesAgentImporter } from '../../src/importers/hermes/index.ts';
 import { mcpName, mcpServersOf, parseHermesDb } from '../../src/importers/hermes/parser.ts';
 import { defaultHermesPaths } from '../../src/importers/hermes/paths.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 import { expectFolderGolden } from './golden.ts';

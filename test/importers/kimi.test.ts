@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kimiImporter } from '../../src/importers/kimi/index.ts';
 import { parseKimiFile } from '../../src/importers/kimi/parser.ts';
 import { defaultKimiPaths, isWireFile, placeOf } from '../../src/importers/kimi/paths.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 import { expectFolderGolden } from './golden.ts';

@@ -11,10 +11,10 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/decode/event.ts';
-import { readImport, type ImportStateStore } from '../../src/importers/run.ts';
+import { readImport, type ImportStateStore } from '../../src/pipeline/import.ts';
 import { claudeCodeImporter } from '../../src/importers/claude-code/index.ts';
-import { BatchWriter, emptyCounts, writerTarget } from '../../src/pipeline.ts';
-import type { ImportFileState } from '../../src/sink/clickhouse.ts';
+import { BatchWriter, emptyCounts, writerTarget } from '../../src/pipeline/batch-writer.ts';
+import type { ImportFileState } from '../../src/model/sink.ts';
 import { MemorySink } from '../../src/sink/memory.ts';
 import { TABLES } from '../../src/tables/index.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';

@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createdDeviceId, deviceIdFromMachineId, importingMachine, MachineError, withMachine } from '../../src/importers/machine.ts';
-import { fileImportState, ImportStateError, stateFilePath } from '../../src/importers/state-file.ts';
+import { fileImportState, ImportStateError, stateFilePath } from '../../src/pipeline/import-state-file.ts';
 import { makeTempDir } from '../helpers/db.ts';
 
 const tmp = makeTempDir('machine');

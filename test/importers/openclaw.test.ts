@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openclawImporter } from '../../src/importers/openclaw/index.ts';
 import { parseOpenclawFile } from '../../src/importers/openclaw/parser.ts';
 import { defaultOpenclawPaths, isTranscript, listOpenclawFiles, sessionOfFile } from '../../src/importers/openclaw/paths.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { opencodeImporter } from '../../src/importers/opencode/index.ts';
 import { parseOpencodeFile } from '../../src/importers/opencode/parser.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ParsedFile } from '../../src/importers/types.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';

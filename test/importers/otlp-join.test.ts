@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeImporter } from '../../src/importers/claude-code/index.ts';
 import { otlpImporter } from '../../src/importers/otlp/index.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { openTempSink } from '../helpers/db.ts';
 

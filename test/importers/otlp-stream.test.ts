@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { otlpImporter } from '../../src/importers/otlp/index.ts';
 import { otlpLinesReading } from '../../src/importers/otlp/stream.ts';
-import { runImport } from '../../src/importers/run.ts';
+import { runImport } from '../../src/pipeline/import.ts';
 import { readLinesInChunks } from '../../src/importers/stream.ts';
 import type { ImportedEvent, MalformedRecord, ParsedFile } from '../../src/importers/types.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { otlpImporter } from '../../src/importers/otlp/index.ts';
 import { harnessForService, parseOtlpFile, type OtlpParseOptions } from '../../src/importers/otlp/parser.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ParsedFile } from '../../src/importers/types.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { piAgentImporter } from '../../src/importers/pi-agent/index.ts';
 import { parsePiFile } from '../../src/importers/pi-agent/parser.ts';
 import { defaultPiPaths, listPiFiles, sessionOfFileName } from '../../src/importers/pi-agent/paths.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { CORPUS_ROOT } from '../helpers/corpus.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';

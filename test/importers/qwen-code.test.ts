@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { qwenCodeImporter } from '../../src/importers/qwen-code/index.ts';
 import { callOutcome, parseQwenFile } from '../../src/importers/qwen-code/parser.ts';
 import { defaultQwenPaths, isChatRecording, listQwenFiles } from '../../src/importers/qwen-code/paths.ts';
-import { runImport, type ImportSummary } from '../../src/importers/run.ts';
+import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KafkaAdmin, KafkaClient } from '../../src/kafka/client.ts';
 import { ClickHouseSink } from '../../src/sink/clickhouse.ts';
-import { stateFilePath } from '../../src/importers/state-file.ts';
+import { stateFilePath } from '../../src/pipeline/import-state-file.ts';
 import type { StreamWorker } from '../../src/worker/worker.ts';
 import { makeTempDir } from '../helpers/db.ts';
 import { ensureKafka, requireKafkaOrSkip } from '../helpers/kafka.ts';

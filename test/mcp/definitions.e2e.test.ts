@@ -12,7 +12,7 @@ import { PriceTable, SHIPPED_PRICES } from '../../src/cost/prices.ts';
 import { decodeEvent } from '../../src/decode/event.ts';
 import type { KafkaAdmin, KafkaClient } from '../../src/kafka/client.ts';
 import { definitionJson } from '../../src/mcp/definitions.ts';
-import { replayPaths } from '../../src/pipeline.ts';
+import { replayPaths } from '../../src/pipeline/batch-writer.ts';
 import { withDefinitionCost } from '../../src/report/definitions.ts';
 import { DISCOVERY_BY_TOOL_SQL, MCP_REPORT_SQL } from '../../src/report/sql.ts';
 import { ClickHouseSink } from '../../src/sink/clickhouse.ts';

@@ -8,7 +8,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, appendFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PipelineCounts } from '../../src/pipeline.ts';
+import type { PipelineCounts } from '../../src/pipeline/batch-writer.ts';
 import { listInputFiles } from '../../src/source/file.ts';
 import { corpusOrSkip } from '../helpers/corpus.ts';
 

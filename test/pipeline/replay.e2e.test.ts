@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayPaths, type PipelineCounts } from '../../src/pipeline.ts';
+import { replayPaths, type PipelineCounts } from '../../src/pipeline/batch-writer.ts';
 import { ANALYTICS_TABLE_NAMES, type ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { listInputFiles } from '../../src/source/file.ts';
 import { countOf, makeTempDir } from '../helpers/db.ts';

@@ -5,8 +5,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadImporter } from '../../src/importers/registry.ts';
-import { runImport } from '../../src/importers/run.ts';
-import { replayPaths, type PipelineCounts } from '../../src/pipeline.ts';
+import { runImport } from '../../src/pipeline/import.ts';
+import { replayPaths, type PipelineCounts } from '../../src/pipeline/batch-writer.ts';
 import { INSERT_COLUMNS, type ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
 

@@ -14,7 +14,7 @@ import { PriceTable } from '../../src/cost/prices.ts';
 import { collectReportData } from '../../src/report/html.ts';
 import { applyScope, parseDay } from '../../src/report/scope.ts';
 import { usageReportRows } from '../../src/report/usage.ts';
-import { replayPaths } from '../../src/pipeline.ts';
+import { replayPaths } from '../../src/pipeline/batch-writer.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { forEachEngine } from '../helpers/engines.ts';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANALYTICS_TABLE_NAMES, type ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { decodeEvent } from '../../src/decode/event.ts';
-import { replayPaths } from '../../src/pipeline.ts';
+import { replayPaths } from '../../src/pipeline/batch-writer.ts';
 import { eventLine } from '../helpers/events.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
 

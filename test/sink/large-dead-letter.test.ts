@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/decode/event.ts';
-import { replayPaths } from '../../src/pipeline.ts';
+import { replayPaths } from '../../src/pipeline/batch-writer.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { openTempSink } from '../helpers/db.ts';
 

@@ -5,7 +5,7 @@
 // may run on the memory store and mean what they would on the engine.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayPaths } from '../../src/pipeline.ts';
+import { replayPaths } from '../../src/pipeline/batch-writer.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import type { ToolCallRow } from '../../src/model/records.ts';
 import type { ToolCallBatch } from '../../src/model/sink.ts';

@@ -5,7 +5,7 @@
 // the rows written at version v are kept, and a replay then stores as into a new database.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { replayPaths } from '../../src/pipeline.ts';
+import { replayPaths } from '../../src/pipeline/batch-writer.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, SCHEMA_MIGRATIONS_DDL, type TableRebuild } from '../../src/sink/ddl.ts';
 import { SCHEMA_SNAPSHOT } from '../../src/sink/schema-snapshot.ts';

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nowClickHouseTime, DEFAULT_LIMITS } from '../../src/decode/event.ts';
 import type { KafkaAdmin, KafkaClient } from '../../src/kafka/client.ts';
-import { BatchWriter, emptyCounts } from '../../src/pipeline.ts';
+import { BatchWriter, emptyCounts } from '../../src/pipeline/batch-writer.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { DeadLetterPublisher, DeadLetterQueue, withoutValue } from '../../src/worker/dead-letter-publisher.ts';
 import { DLQ_HEADERS, recordSource } from '../../src/kafka/dlq.ts';

@@ -8,12 +8,12 @@
 import { statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { nowClickHouseTime, DEFAULT_LIMITS, UNKNOWN_MACHINE, type DecodeLimits, type Machine } from '../decode/event.ts';
-import { BatchWriter, emptyCounts, writerTarget, type BatchLimits, type FileTarget, type PipelineCounts } from '../pipeline.ts';
+import { BatchWriter, emptyCounts, writerTarget, type BatchLimits, type FileTarget, type PipelineCounts } from './batch-writer.ts';
 import { drive, type RecordSource, type RecordTake } from '../source/record.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
-import type { ClickHouseSink, ImportFileState } from '../sink/clickhouse.ts';
-import { readLinesInChunks } from './stream.ts';
-import type { ImportedEvent, Importer, MalformedRecord, ParsedFile } from './types.ts';
+import type { ImportFileState, ImportStates, Sink } from '../model/sink.ts';
+import { readLinesInChunks } from '../importers/stream.ts';
+import type { ImportedEvent, Importer, MalformedRecord, ParsedFile } from '../importers/types.ts';
 
 /** What an import read, whatever it wrote to (a database, or a Kafka topic). */
 export interface ImportReading {
@@ -103,7 +103,7 @@ export interface ImportOptions {
 const REFUSED_DOCUMENT_PREFIX_BYTES = 4096;
 
 /** The import state kept in the database itself (import_files), per machine. */
-export function databaseImportState(sink: ClickHouseSink, deviceId: string): ImportStateStore {
+export function databaseImportState(sink: ImportStates, deviceId: string): ImportStateStore {
   return {
     load: (importer) => sink.loadImportState(importer, deviceId),
     save: (importer, files, importedAt) => sink.writeImportState(importer, files, importedAt, deviceId),
@@ -111,7 +111,7 @@ export function databaseImportState(sink: ClickHouseSink, deviceId: string): Imp
 }
 
 /** Imports into the database: every event through the pipeline (validate, project, account, store). */
-export async function runImport(importer: Importer, paths: readonly string[], sink: ClickHouseSink, options: ImportOptions = {}): Promise<ImportSummary> {
+export async function runImport(importer: Importer, paths: readonly string[], sink: Sink & ImportStates, options: ImportOptions = {}): Promise<ImportSummary> {
   const counts = emptyCounts();
   const writer = new BatchWriter(sink, counts, options.batch, options.accounting);
   const machine = options.machine ?? UNKNOWN_MACHINE;

@@ -3,8 +3,8 @@
 // importer knows of them (what it read now and the files recorded as read before), and a run
 // whose answer is a refusal records nothing (readImport's `recordIf`): the next run reads the
 // same files again and refuses them again, where it used to find them "unchanged" and exit 0.
-import type { ImportReading } from './run.ts';
-import type { Importer } from './types.ts';
+import type { ImportReading } from './import.ts';
+import type { Importer } from '../importers/types.ts';
 
 /**
  * Whether the importer found anything of its harness in the files it was given: an event read

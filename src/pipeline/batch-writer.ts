@@ -12,21 +12,20 @@ import {
   type AccountingResult,
   toolOutputOf,
   type ToolOutput,
-} from './accounting/session.ts';
-import { appliedFigures, restoreStates } from './accounting/restore.ts';
-import type { BreachRow, TokenUsageRow } from './model/usage.ts';
-import type { ContentClass } from './accounting/content-class.ts';
-import { deadLetter, decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, UNKNOWN_MACHINE, type DecodeLimits, type DecodeOutcome } from './decode/event.ts';
-import { msToClickHouseTime } from './util/time.ts';
-import type { DeadLetterReason, DeadLetterRow, RowFlag } from './model/records.ts';
-import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from './model/mcp.ts';
-import { discoveryDerivation } from './derive/discovery.ts';
-import { mcpStateDerivation } from './derive/mcp-state.ts';
-import type { ContextRef, Sink, ToolCallBatch } from './model/sink.ts';
-import { DecodeThread, decodeThreadAvailable, type ThreadOutput } from './thread/decode.ts';
-import type { NativeColumn } from './sink/native.ts';
-import { fileLines, listInputFiles, type InputFile, type SourceLine } from './source/file.ts';
-import { drive, type RecordTarget } from './source/record.ts';
+} from '../accounting/session.ts';
+import { appliedFigures, restoreStates } from '../accounting/restore.ts';
+import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
+import type { ContentClass } from '../accounting/content-class.ts';
+import { deadLetter, decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, UNKNOWN_MACHINE, type DecodeLimits, type DecodeOutcome } from '../decode/event.ts';
+import { msToClickHouseTime } from '../util/time.ts';
+import type { DeadLetterReason, DeadLetterRow, RowFlag } from '../model/records.ts';
+import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '../model/mcp.ts';
+import { discoveryDerivation } from '../derive/discovery.ts';
+import { mcpStateDerivation } from '../derive/mcp-state.ts';
+import type { ContextRef, NativeColumn, Sink, ToolCallBatch } from '../model/sink.ts';
+import { DecodeThread, decodeThreadAvailable, type ThreadOutput } from '../thread/decode.ts';
+import { fileLines, listInputFiles, type InputFile, type SourceLine } from '../source/file.ts';
+import { drive, type RecordTarget } from '../source/record.ts';
 
 export interface PipelineCounts {
   eventsRead: number;

@@ -4,8 +4,8 @@
 // of the files it records. Records of files deleted since stay: what was read stays read.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ImportFileState } from '../sink/clickhouse.ts';
-import type { ImportStateStore } from './run.ts';
+import type { ImportFileState } from '../model/sink.ts';
+import type { ImportStateStore } from './import.ts';
 
 /** The state file's format: a version, then the files by path. */
 interface StateFileV1 {

@@ -551,7 +551,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const bad: Row[] = [];
       const warnings: Row[] = [];
       for (const file of listInputFiles(rest)) {
-        for await (const line of readLines(openInput(file), file.path, undefined, () => counts.blankLines++)) {
+        for await (const line of readLines(openInput(file), file.path, undefined, () => counts.blankLines++, file.path === '-' ? undefined : { path: file.path })) {
           counts.eventsRead++;
           const outcome = decodeEvent(line.bytes, line.source, '1970-01-01 00:00:00.000', limits);
           if (outcome.kind === 'dead') bad.push({ source: line.source, reason: outcome.dead.reason, detail: outcome.dead.detail });

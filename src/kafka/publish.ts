@@ -133,7 +133,7 @@ export async function publishPaths(producer: StreamProducer, paths: readonly str
 export async function publishFiles(producer: StreamProducer, files: readonly InputFile[], options: PublishOptions): Promise<PublishResult> {
   const publisher = new RecordPublisher(producer, options);
   for (const file of files) {
-    for await (const line of readLines(openInput(file), file.path, undefined, () => publisher.result.blankLines++)) {
+    for await (const line of readLines(openInput(file), file.path, undefined, () => publisher.result.blankLines++, file.path === '-' ? undefined : { path: file.path })) {
       const raw = Buffer.from(line.bytes.buffer, line.bytes.byteOffset, line.bytes.byteLength);
       if (publisher.add(raw, sessionKeyOf(line.bytes), line.source)) await publisher.flush();
     }

@@ -696,9 +696,14 @@ export function redactShortCounted(text: string, into: RedactionCount): string {
   return r.text;
 }
 
-/** The part of a large input the gate reads at a time, and how far each part reaches into its neighbours. */
-const GATE_WINDOW = 1 << 20;
+/**
+ * The part of a large input the gate reads at a time (small enough for its text to be young
+ * garbage the next scavenge takes: parts of 1 MiB piled up to 40 MB on a 100 MB line), and how
+ * far each part reaches into its neighbours; inputs over LARGE_INPUT are read so.
+ */
+const GATE_WINDOW = 64 * 1024;
 const GATE_REACH = 4096;
+const LARGE_INPUT = 1 << 20;
 
 /**
  * True when the gate finds no place in the bytes read as Latin-1: what gate() says of the whole,
@@ -725,7 +730,7 @@ export function redactBytes(bytes: Uint8Array): { readonly bytes: Buffer; readon
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // A large input the gate finds nothing in is returned without being read as one text (a copy
   // of its size: a 100 MB line would cost another 100 MB).
-  if (buffer.byteLength > GATE_WINDOW * 4 && holdsNoPlace(buffer)) return { bytes: buffer, count: 0 };
+  if (buffer.byteLength > LARGE_INPUT && holdsNoPlace(buffer)) return { bytes: buffer, count: 0 };
   const r = redactText(buffer.toString('latin1'));
   return r.count === 0 ? { bytes: buffer, count: 0 } : { bytes: Buffer.from(r.text, 'latin1'), count: r.count };
 }

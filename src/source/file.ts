@@ -2,6 +2,7 @@
 // each with its origin `file:line`. Lines are split on LF as bytes, before any decoding, so an
 // invalid UTF-8 line still reaches the decoder (and its dead letter) intact.
 import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { walkFiles } from '../util/walk.ts';
@@ -117,13 +118,32 @@ export class InputError extends Error {
   override readonly name = 'InputError';
 }
 
+/** A line longer than this, read from a file, is read again whole from the file rather than joined from its chunks. */
+export const LONG_LINE_BYTES = 8 * 1024 * 1024;
+
 /**
  * Yields the lines of a stream as byte arrays. A blank line (only whitespace) yields nothing
  * but is counted by the caller through `onBlank`. A last line without a newline is yielded.
+ * With `reread` (the stream is that file, from its start), a line longer than `over` bytes is
+ * not kept as its chunks and joined (which holds it twice: a 100 MB line cost 200 MB) but read
+ * again from the file into one buffer of its size once its end is found.
  */
-export async function* readLines(stream: Readable, name: string, onBytes?: (n: number) => void, onBlank?: () => void): AsyncGenerator<SourceLine> {
+export async function* readLines(
+  stream: Readable,
+  name: string,
+  onBytes?: (n: number) => void,
+  onBlank?: () => void,
+  reread?: { readonly path: string; readonly over?: number },
+): AsyncGenerator<SourceLine> {
   let pending: Buffer[] = [];
+  let pendingBytes = 0;
   let lineNo = 0;
+  /** Bytes of the stream before the current chunk, and where the current line starts. */
+  let offset = 0;
+  let lineStart = 0;
+  /** The current line is long: its bytes are not kept, it is read again from the file. */
+  let long = false;
+  const over = reread?.over ?? LONG_LINE_BYTES;
   const emit = (line: Buffer): SourceLine | undefined => {
     lineNo++;
     if (isBlank(line)) {
@@ -132,23 +152,49 @@ export async function* readLines(stream: Readable, name: string, onBytes?: (n: n
     }
     return { bytes: line, source: `${name}:${lineNo}` };
   };
+  const readAgain = async (from: number, to: number): Promise<Buffer> => {
+    const out = Buffer.allocUnsafe(to - from);
+    const fh = await open((reread as { path: string }).path, 'r');
+    try {
+      for (let at = 0; at < out.byteLength; ) {
+        const { bytesRead } = await fh.read(out, at, out.byteLength - at, from + at);
+        if (bytesRead === 0) throw new InputError(`${name}: the file became shorter while it was read (line ${lineNo + 1}, bytes ${from}-${to})`);
+        at += bytesRead;
+      }
+    } finally {
+      await fh.close();
+    }
+    return out;
+  };
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     onBytes?.(chunk.byteLength);
     let start = 0;
     let nl = chunk.indexOf(0x0a, start);
     while (nl >= 0) {
       const piece = chunk.subarray(start, nl);
-      const line = pending.length ? Buffer.concat([...pending, piece]) : piece;
+      const line = long ? await readAgain(lineStart, offset + nl) : pending.length ? Buffer.concat([...pending, piece]) : piece;
       pending = [];
+      pendingBytes = 0;
+      long = false;
+      lineStart = offset + nl + 1;
       const out = emit(line);
       if (out) yield out;
       start = nl + 1;
       nl = chunk.indexOf(0x0a, start);
     }
-    if (start < chunk.byteLength) pending.push(chunk.subarray(start));
+    if (start < chunk.byteLength && !long) {
+      pending.push(chunk.subarray(start));
+      pendingBytes += chunk.byteLength - start;
+      if (reread !== undefined && pendingBytes > over) {
+        long = true;
+        pending = [];
+        pendingBytes = 0;
+      }
+    }
+    offset += chunk.byteLength;
   }
-  if (pending.length) {
-    const out = emit(Buffer.concat(pending));
+  if (long || pending.length) {
+    const out = emit(long ? await readAgain(lineStart, offset) : Buffer.concat(pending));
     if (out) yield out;
   }
 }
@@ -174,7 +220,7 @@ export function fileLines(files: readonly InputFile[], onBytes?: (n: number) => 
   return {
     async read(take) {
       for (const file of files) {
-        for await (const line of readLines(openInput(file), file.path, onBytes, onBlank)) {
+        for await (const line of readLines(openInput(file), file.path, onBytes, onBlank, file.path === '-' ? undefined : { path: file.path })) {
           const wait = take.event(line.bytes, line.source);
           if (wait) await wait;
         }

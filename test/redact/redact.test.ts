@@ -240,13 +240,14 @@ describe('redaction in the decoder', () => {
   });
 });
 
-describe('a large input (over 4 MiB) is redacted as one reading of it would be', () => {
-  // redactBytes reads a large input in parts of 1 MiB reaching 4 KiB into their neighbours
+describe('a large input (over 1 MiB) is redacted as one reading of it would be', () => {
+  // redactBytes reads a large input in parts of 64 KiB reaching 4 KiB into their neighbours
   // before it decides nothing is there (src/redact/redact.ts, holdsNoPlace): every secret is
   // found wherever it lies, across a part's edges too, and the result is the whole reading's.
   const MiB = 1 << 20;
   const filler = (n: number): Buffer => Buffer.from(x(n, 'lorem ipsum dolor sit amet, '));
-  const places = [0, MiB - 40, MiB - 3, MiB, MiB + 1, 2 * MiB - 4096 - 2, 2 * MiB + 4095, 3 * MiB - 1, 4 * MiB + 100];
+  const W = 64 * 1024;
+  const places = [0, W - 40, W - 3, W, W + 1, 2 * W - 4096 - 2, 2 * W + 4095, 3 * W - 1, MiB - 2, MiB + W - 7, 4 * MiB + 100];
 
   it.each(POSITIVES)('finds $kind at every edge of the parts', ({ text }) => {
     for (const at of places) {

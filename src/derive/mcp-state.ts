@@ -56,56 +56,96 @@ function byServer<R extends { readonly session_id: string; readonly agent_id: st
   return out;
 }
 
+const DERIVATION = 'mcp_server_state';
+/** A server's key in derivation_state (JSON: a NUL would end the value in a server's URL parameter). */
+const stateKey = (s: { readonly session_id: string; readonly agent_id: string; readonly server: string }): string => JSON.stringify([s.session_id, s.agent_id, s.server]);
+
+/** Of each event kind, the row of the latest window (a later row given wins a tie). */
+function headsOf(rows: readonly McpServerStateRow[]): McpServerStateRow[] {
+  const out = new Map<string, McpServerStateRow>();
+  for (const r of rows) {
+    const had = out.get(r.event_kind);
+    if (had === undefined || r.window_start >= had.window_start) out.set(r.event_kind, r);
+  }
+  return [...out.values()];
+}
+
+function readHeads(text: string | undefined): McpServerStateRow[] | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const v = JSON.parse(text) as unknown;
+    return Array.isArray(v) ? (v as McpServerStateRow[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a batch's events derive: the rows to write, how many are new windows, and each server's heads to keep. */
+export interface DerivedStates extends Derived<McpServerStateRow> {
+  readonly heads: Map<string, string>;
+}
+
 /**
  * The state rows that `fresh`, lifecycle events the store does not hold yet, give: read from
- * the store as the header says, derived, counted (`added`: windows not stored before).
+ * the store as the header says, derived, counted (`added`: windows not stored before). Each
+ * server's heads (its latest row of each event kind, with their carries) are kept in
+ * derivation_state, so the common case reads one entry per server, however many rows it has.
  */
-export async function deriveMcpStates(store: Sink, fresh: readonly McpEventRow[], computedAt: string): Promise<Derived<McpServerStateRow>> {
+export async function deriveMcpStates(store: Sink, fresh: readonly McpEventRow[], computedAt: string): Promise<DerivedStates> {
   const servers = byServer(fresh);
-  if (servers.size === 0) return { rows: [], added: 0 };
-  const heads = byServer(await store.loadMcpStateHeads([...servers.values()].map((events) => refOf(events[0] as McpEventRow))));
+  const heads = new Map<string, string>();
+  if (servers.size === 0) return { rows: [], added: 0, heads };
+  const kept = await store.loadDerivationState(DERIVATION, [...servers.values()].map((events) => stateKey(events[0] as McpEventRow)));
   const rows: McpServerStateRow[] = [];
   let added = 0;
-  // Servers derived again from a point on: that point (undefined: the first event).
-  const again: ServerFrom[] = [];
-  for (const [k, events] of servers) {
-    const open = heads.get(k) ?? [];
-    const last = lastRow(open);
+  // Servers derived again from a point on: that point (undefined: the first event), and their heads before.
+  const again: { server: ServerFrom; open: McpServerStateRow[] }[] = [];
+  for (const events of servers.values()) {
     const first = earliest(events);
-    if (last !== undefined && open.every(hasCarry) && after(first, last)) {
+    const open = readHeads(kept.get(stateKey(first)));
+    const last = open === undefined ? undefined : lastRow(open);
+    if (open !== undefined && last !== undefined && open.every(hasCarry) && after(first, last)) {
       const held = new Set(open.map((r) => r.state_id));
-      for (const r of deriveServerStatesFrom({ before: last, open }, events, computedAt)) {
+      const derived = deriveServerStatesFrom({ before: last, open }, events, computedAt);
+      for (const r of derived) {
         rows.push(r);
         if (!held.has(r.state_id)) added++;
       }
+      heads.set(stateKey(first), JSON.stringify(headsOf([...open, ...derived])));
     } else {
+      // No heads kept (a new server, or one whose rows were stored before migration 14): from its first event.
       const windowMs = Math.floor(clickHouseTimeToMs(first.ts) / COALESCE_WINDOW_MS) * COALESCE_WINDOW_MS;
-      again.push({ ...refOf(first), since: last === undefined || !open.every(hasCarry) ? undefined : msToClickHouseTime(windowMs) });
+      const whole = open === undefined || last === undefined || !open.every(hasCarry);
+      again.push({ server: { ...refOf(first), since: whole ? undefined : msToClickHouseTime(windowMs) }, open: open ?? [] });
     }
+
   }
-  if (again.length === 0) return { rows, added };
-  // The last row before each point; a server whose row there has no carry is read whole.
-  const before = byServer(await store.loadMcpStateHeads(again.filter((s) => s.since !== undefined)));
-  const from = again.map((s) => {
+  if (again.length === 0) return { rows, added, heads };
+  // The last row before each point (a rare read: late events only); a server whose row there has no carry is read whole.
+  const before = byServer(await store.loadMcpStateHeads(again.filter((a) => a.server.since !== undefined).map((a) => a.server)));
+  const from = again.map(({ server: s, open }) => {
     const b = s.since === undefined ? undefined : lastRow(before.get(keyOf(s)) ?? []);
-    return b === undefined || hasCarry(b) ? { server: s, before: b } : { server: { ...s, since: undefined }, before: undefined };
+    return b === undefined || hasCarry(b) ? { server: s, before: b, open } : { server: { ...s, since: undefined }, before: undefined, open };
   });
   const points = from.map((f) => f.server);
   const [storedEvents, storedStates] = await Promise.all([store.loadMcpEvents(points), store.loadMcpStates(points)]);
   const stored = byServer(storedEvents);
   const held = new Map(storedStates.map((r) => [r.state_id, r]));
-  for (const { server, before: b } of from) {
+  for (const { server, before: b, open } of from) {
     const k = keyOf(server);
     const events = [...(stored.get(k) ?? []), ...(servers.get(k) ?? [])];
-    for (const r of deriveServerStatesFrom({ before: b, open: [] }, events, computedAt)) {
+    const derived = deriveServerStatesFrom({ before: b, open: [] }, events, computedAt);
+    for (const r of derived) {
       const had = held.get(r.state_id);
       // A window that comes out as stored (events sent again, a rerun) is not written again.
       if (had !== undefined && sameRow(had, r)) continue;
       rows.push(r);
       if (had === undefined) added++;
     }
+    // Read whole, every window was derived again; from a point, the kept heads of kinds it did not reach stay.
+    heads.set(stateKey({ session_id: server.sessionId, agent_id: server.agentId, server: server.server }), JSON.stringify(headsOf([...(server.since === undefined ? [] : open), ...derived])));
   }
-  return { rows, added };
+  return { rows, added, heads };
 }
 
 /** The MCP server-state derivation: the lifecycle events a batch stores are its input. */
@@ -114,6 +154,9 @@ export const mcpStateDerivation: Derivation<McpEventRow> = {
   async run(store, items, computedAt) {
     // Events stored already (a second replay, a redelivery) changed nothing when they were derived.
     const derived = await deriveMcpStates(store, await store.mcpEventsNotStored(items), computedAt);
+    // The heads before the rows: a run killed between the two finds heads past its events on
+    // the rerun, derives them again from the stored rows (the late path) and writes what is missing.
+    await store.writeDerivationState(DERIVATION, derived.heads, computedAt);
     await store.writeMcpServerStates(derived.rows);
     return derived.added;
   },

@@ -138,9 +138,17 @@ describe('mcp_server_state from the last stored state = the derivation over ever
     const events = decode(Array.from({ length: 30 }, (_, i) => line({ server: 0, ms: i * 70, kind: 'status', state: i % 3, client: 1 }, i)));
     const store = new MemorySink();
     await run(store, [events.slice(0, 20)]);
-    // As migration 13 leaves them: every stored row without its carry.
+    // As migrations 13 and 14 leave them: every stored row without its carry, no heads kept.
     for (const r of store.rows('mcp_server_state')) r['carry'] = '';
-    await run(store, [events.slice(20)]);
+    (store as unknown as { states: Map<string, string> }).states.clear();
+    let wholeReads = 0;
+    const loadMcpEvents = store.loadMcpEvents.bind(store);
+    store.loadMcpEvents = async (servers) => {
+      if (servers.every((s) => s.since === undefined)) wholeReads++;
+      return loadMcpEvents(servers);
+    };
+    await run(store, [events.slice(20, 25), events.slice(25)]);
+    expect(wholeReads).toBe(1);
     expect((store.final('mcp_server_state') as unknown as McpServerStateRow[]).map(WHEN).sort()).toEqual(expected(events));
   });
 });

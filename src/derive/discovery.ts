@@ -16,6 +16,7 @@ import { chooseCopies, changedRows, copiesToRank, copyVersions } from '../discov
 import { deriveDiscovery, deriveDiscoveryPerContext } from '../discovery/discovery.ts';
 import type { DiscoveryEventRow, DiscoveryObservation } from '../model/mcp.ts';
 import type { ContextRef, Sink, ToolSince } from '../model/sink.ts';
+import { groupBy } from '../util/group.ts';
 import type { Derivation } from './stage.ts';
 
 const DERIVATION = 'discovery';
@@ -66,17 +67,6 @@ function advance(s: ContextState, observations: readonly DiscoveryObservation[])
   return out;
 }
 
-function group<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const t of items) {
-    const k = key(t);
-    const list = out.get(k);
-    if (list) list.push(t);
-    else out.set(k, [t]);
-  }
-  return out;
-}
-
 /** True when `b` replaces stored copy `a` in a way only a whole derivation follows: another time, turn or kind, or a listing taken back. */
 function movesOrTakesBack(a: DiscoveryObservation, b: DiscoveryObservation): boolean {
   if (a.ts !== b.ts || a.turn_id !== b.turn_id || a.discovery_kind !== b.discovery_kind) return true;
@@ -89,7 +79,7 @@ function movesOrTakesBack(a: DiscoveryObservation, b: DiscoveryObservation): boo
 export async function deriveDiscoveryRows(store: Sink, batch: readonly DiscoveryObservation[], computedAt: string): Promise<{ rows: DiscoveryEventRow[]; states: Map<string, string> }> {
   const rows: DiscoveryEventRow[] = [];
   const states = new Map<string, string>();
-  const contexts = group(batch, contextKey);
+  const contexts = groupBy(batch, contextKey);
   if (contexts.size === 0) return { rows, states };
   const stored = await store.loadDerivationState(DERIVATION, [...contexts.keys()]);
   const whole: string[] = [];
@@ -114,7 +104,7 @@ export async function deriveDiscoveryRows(store: Sink, batch: readonly Discovery
     const observations = [...loadedByEvent.values(), ...inParts];
     const toRank = copiesToRank(observations);
     const versions = toRank.length > 0 && store.loadToolCallVersions ? copyVersions(await store.loadToolCallVersions(toRank)) : undefined;
-    const chosen = group(chooseCopies(observations, versions), contextKey);
+    const chosen = groupBy(chooseCopies(observations, versions), contextKey);
     const flips: ToolSince[] = [];
     const listedNow = new Map<string, ContextState>();
     for (const [k, list] of chosen) {
@@ -155,7 +145,7 @@ export async function deriveDiscoveryRows(store: Sink, batch: readonly Discovery
     const toRank = copiesToRank(observations);
     const versions = toRank.length > 0 && store.loadToolCallVersions ? copyVersions(await store.loadToolCallVersions(toRank)) : undefined;
     for (const r of changedRows(deriveDiscoveryPerContext(observations, computedAt, versions), storedRows)) rows.push(r);
-    for (const [k, list] of group(chooseCopies(observations, versions), contextKey)) states.set(k, writeState(advance({ last: null, listed: new Map() }, list)));
+    for (const [k, list] of groupBy(chooseCopies(observations, versions), contextKey)) states.set(k, writeState(advance({ last: null, listed: new Map() }, list)));
   }
   return { rows, states };
 }

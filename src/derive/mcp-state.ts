@@ -15,6 +15,7 @@
 import { COALESCE_WINDOW_MS, deriveServerStatesFrom, hasCarry, lastRow, serverKey } from '../mcp/lifecycle.ts';
 import type { McpEventRow, McpServerStateRow } from '../model/mcp.ts';
 import type { ServerFrom, Sink } from '../model/sink.ts';
+import { groupBy } from '../util/group.ts';
 import { clickHouseTimeToMs, msToClickHouseTime } from '../util/time.ts';
 import { sameValue } from '../discovery/copies.ts';
 import type { Derivation } from './stage.ts';
@@ -46,14 +47,7 @@ function earliest(events: readonly McpEventRow[]): McpEventRow {
 }
 
 function byServer<R extends { readonly session_id: string; readonly agent_id: string; readonly server: string }>(rows: readonly R[]): Map<string, R[]> {
-  const out = new Map<string, R[]>();
-  for (const r of rows) {
-    const k = serverKey(r);
-    const list = out.get(k);
-    if (list) list.push(r);
-    else out.set(k, [r]);
-  }
-  return out;
+  return groupBy(rows, serverKey);
 }
 
 const DERIVATION = 'mcp_server_state';

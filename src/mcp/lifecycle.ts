@@ -14,6 +14,7 @@
 //   failure before it (only a wait shorter than the schedule is flagged: logging adds latency).
 //   A 4th attempt, and any restart after `disabled` or `removed` (until a new `connecting`), is
 //   flagged. HTTP recovers with its own backoff: recorded, never checked against the stdio one.
+import { groupBy } from '../util/group.ts';
 import { idOf } from '../util/hash.ts';
 import { clickHouseTimeToMs, msToClickHouseTime } from '../util/time.ts';
 import type { McpEventRow, McpServerStateRow } from '../model/mcp.ts';
@@ -213,14 +214,7 @@ export function deriveServerStatesFrom(start: ServerStart, events: readonly McpE
 
 /** The server-state rows of every server the events belong to, by serverKey. */
 export function deriveServerStatesPerServer(events: readonly McpEventRow[], computedAt: string): Map<string, McpServerStateRow[]> {
-  const byServer = new Map<string, McpEventRow[]>();
-  for (const e of events) {
-    const k = serverKey(e);
-    const list = byServer.get(k);
-    if (list) list.push(e);
-    else byServer.set(k, [e]);
-  }
-  return new Map([...byServer].map(([k, list]) => [k, deriveServerStates(list, computedAt)]));
+  return new Map([...groupBy(events, serverKey)].map(([k, list]) => [k, deriveServerStates(list, computedAt)]));
 }
 
 function applyStatus(s: ServerState, e: McpEventRow, ms: number, flags: McpStateFlag[]): void {

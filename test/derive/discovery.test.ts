@@ -13,6 +13,7 @@ import { deriveDiscoveryPerContext } from '../../src/discovery/discovery.ts';
 import type { DiscoveryEventRow, DiscoveryObservation } from '../../src/model/mcp.ts';
 import { replayPaths } from '../../src/pipeline/batch-writer.ts';
 import { MemorySink } from '../../src/sink/memory.ts';
+import { cut } from '../helpers/batches.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
 
 const TOOLS = ['srv__x', 'srv__y', 'other__z'];
@@ -80,17 +81,6 @@ const WHEN = (r: DiscoveryEventRow): string => {
 
 async function run(store: MemorySink, batches: readonly (readonly DiscoveryObservation[])[]): Promise<void> {
   for (const [i, b] of batches.entries()) await discoveryDerivation.run(store, b, time(100_000 + i));
-}
-
-function cut<T>(xs: readonly T[], points: readonly number[]): T[][] {
-  const at = [...new Set(points.map((p) => p % (xs.length + 1)))].sort((a, b) => a - b);
-  const out: T[][] = [];
-  let start = 0;
-  for (const p of [...at, xs.length]) {
-    if (p > start) out.push(xs.slice(start, p));
-    start = Math.max(start, p);
-  }
-  return out;
 }
 
 const stored = (store: MemorySink): string[] => (store.final('discovery_events') as unknown as DiscoveryEventRow[]).map(WHEN).sort();

@@ -13,6 +13,7 @@ import { deriveServerStatesPerServer } from '../../src/mcp/lifecycle.ts';
 import type { McpEventRow, McpServerStateRow } from '../../src/model/mcp.ts';
 import { replayPaths } from '../../src/pipeline/batch-writer.ts';
 import { MemorySink } from '../../src/sink/memory.ts';
+import { cut } from '../helpers/batches.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
 
 const T0 = Date.parse('2026-12-10T14:00:00.000Z');
@@ -65,18 +66,6 @@ async function run(store: MemorySink, batches: readonly (readonly McpEventRow[])
     await store.writeMcpEvents(b);
   }
   return added;
-}
-
-/** The events cut into batches at the given points (sorted, deduplicated, within range). */
-function cut<T>(xs: readonly T[], points: readonly number[]): T[][] {
-  const at = [...new Set(points.map((p) => p % (xs.length + 1)))].sort((a, b) => a - b);
-  const out: T[][] = [];
-  let start = 0;
-  for (const p of [...at, xs.length]) {
-    if (p > start) out.push(xs.slice(start, p));
-    start = Math.max(start, p);
-  }
-  return out;
 }
 
 describe('mcp_server_state from the last stored state = the derivation over every event', () => {

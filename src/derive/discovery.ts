@@ -39,7 +39,9 @@ const eventKey = (o: DiscoveryObservation): string => `${o.session_id}\u0000${o.
 const refOf = (o: DiscoveryObservation): ContextRef => ({ sessionId: o.session_id, agentId: o.agent_id });
 
 function writeState(s: ContextState): string {
-  return JSON.stringify({ last: s.last, listed: [...s.listed].map(([tool, p]) => [tool, p[0], p[1]]) });
+  // Tools in order: the same events give the same state text, whatever the batching.
+  const tools = [...s.listed.keys()].sort();
+  return JSON.stringify({ last: s.last, listed: tools.map((tool) => [tool, ...(s.listed.get(tool) as Position)]) });
 }
 
 function readState(text: string | undefined): ContextState | undefined {

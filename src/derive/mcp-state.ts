@@ -54,14 +54,21 @@ const DERIVATION = 'mcp_server_state';
 /** A server's key in derivation_state (JSON: a NUL would end the value in a server's URL parameter). */
 const stateKey = (s: { readonly session_id: string; readonly agent_id: string; readonly server: string }): string => JSON.stringify([s.session_id, s.agent_id, s.server]);
 
-/** Of each event kind, the row of the latest window (a later row given wins a tie). */
-function headsOf(rows: readonly McpServerStateRow[]): McpServerStateRow[] {
+/**
+ * Of each event kind, the row of the latest window (a later row given wins a tie), as kept in
+ * derivation_state: without its version (computed_at), so the state is a function of the events.
+ */
+function headsOf(rows: readonly McpServerStateRow[]): string {
   const out = new Map<string, McpServerStateRow>();
   for (const r of rows) {
     const had = out.get(r.event_kind);
     if (had === undefined || r.window_start >= had.window_start) out.set(r.event_kind, r);
   }
-  return [...out.values()];
+  const kinds = [...out.keys()].sort();
+  return JSON.stringify(kinds.map((k) => {
+    const { computed_at: _version, ...head } = out.get(k) as McpServerStateRow;
+    return head;
+  }));
 }
 
 function readHeads(text: string | undefined): McpServerStateRow[] | undefined {
@@ -105,7 +112,7 @@ export async function deriveMcpStates(store: Sink, fresh: readonly McpEventRow[]
         rows.push(r);
         if (!held.has(r.state_id)) added++;
       }
-      heads.set(stateKey(first), JSON.stringify(headsOf([...open, ...derived])));
+      heads.set(stateKey(first), headsOf([...open, ...derived]));
     } else {
       // No heads kept (a new server, or one whose rows were stored before migration 14): from its first event.
       const windowMs = Math.floor(clickHouseTimeToMs(first.ts) / COALESCE_WINDOW_MS) * COALESCE_WINDOW_MS;
@@ -137,7 +144,7 @@ export async function deriveMcpStates(store: Sink, fresh: readonly McpEventRow[]
       if (had === undefined) added++;
     }
     // Read whole, every window was derived again; from a point, the kept heads of kinds it did not reach stay.
-    heads.set(stateKey({ session_id: server.sessionId, agent_id: server.agentId, server: server.server }), JSON.stringify(headsOf([...(server.since === undefined ? [] : open), ...derived])));
+    heads.set(stateKey({ session_id: server.sessionId, agent_id: server.agentId, server: server.server }), headsOf([...(server.since === undefined ? [] : open), ...derived]));
   }
   return { rows, added, heads };
 }

@@ -69,6 +69,12 @@ function advance(s: ContextState, observations: readonly DiscoveryObservation[])
   return out;
 }
 
+/** The ranks tool_calls gave the copies only it can rank (none in the common case: no lookup). */
+async function versionsOf(store: Sink, observations: readonly DiscoveryObservation[]): Promise<Map<string, bigint> | undefined> {
+  const toRank = copiesToRank(observations);
+  return toRank.length > 0 && store.loadToolCallVersions ? copyVersions(await store.loadToolCallVersions(toRank)) : undefined;
+}
+
 /** True when `b` replaces stored copy `a` in a way only a whole derivation follows: another time, turn or kind, or a listing taken back. */
 function movesOrTakesBack(a: DiscoveryObservation, b: DiscoveryObservation): boolean {
   if (a.ts !== b.ts || a.turn_id !== b.turn_id || a.discovery_kind !== b.discovery_kind) return true;
@@ -104,8 +110,7 @@ export async function deriveDiscoveryRows(store: Sink, batch: readonly Discovery
     for (const r of loaded) loadedByEvent.set(eventKey(r), r);
     // Stored copies first: of two that say the same the stored one stays (copies.ts).
     const observations = [...loadedByEvent.values(), ...inParts];
-    const toRank = copiesToRank(observations);
-    const versions = toRank.length > 0 && store.loadToolCallVersions ? copyVersions(await store.loadToolCallVersions(toRank)) : undefined;
+    const versions = await versionsOf(store, observations);
     const chosen = groupBy(chooseCopies(observations, versions), contextKey);
     const flips: ToolSince[] = [];
     const listedNow = new Map<string, ContextState>();
@@ -144,8 +149,7 @@ export async function deriveDiscoveryRows(store: Sink, batch: readonly Discovery
     const storedRows = await store.loadDiscoveryObservations(refs);
     const wholeSet = new Set(whole);
     const observations = [...storedRows, ...batch.filter((o) => wholeSet.has(contextKey(o)))];
-    const toRank = copiesToRank(observations);
-    const versions = toRank.length > 0 && store.loadToolCallVersions ? copyVersions(await store.loadToolCallVersions(toRank)) : undefined;
+    const versions = await versionsOf(store, observations);
     for (const r of changedRows(deriveDiscoveryPerContext(observations, computedAt, versions), storedRows)) rows.push(r);
     for (const [k, list] of groupBy(chooseCopies(observations, versions), contextKey)) states.set(k, writeState(advance({ last: null, listed: new Map() }, list)));
   }

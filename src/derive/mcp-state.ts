@@ -12,7 +12,7 @@
 // Every path gives the rows deriveServerStates gives for all the server's events (its windows
 // from the point read), so replay, import and Kafka in any batching agree
 // (test/derive/mcp-state.test.ts holds that on both stores, with late and repeated events).
-import { COALESCE_WINDOW_MS, deriveServerStatesFrom, hasCarry, lastRow, serverKey } from '../mcp/lifecycle.ts';
+import { COALESCE_WINDOW_MS, deriveServerStatesFrom, hasCarry, lastRow } from '../mcp/lifecycle.ts';
 import type { McpEventRow, McpServerStateRow } from '../model/mcp.ts';
 import type { ServerFrom, Sink } from '../model/sink.ts';
 import { groupBy } from '../util/group.ts';
@@ -20,14 +20,8 @@ import { clickHouseTimeToMs, msToClickHouseTime } from '../util/time.ts';
 import { sameValue } from '../discovery/copies.ts';
 import type { Derivation } from './stage.ts';
 
-/** The rows derived for a batch and how many of them are windows the table did not hold. */
-export interface Derived<R> {
-  readonly rows: readonly R[];
-  readonly added: number;
-}
-
 const refOf = (e: McpEventRow): ServerFrom => ({ sessionId: e.session_id, agentId: e.agent_id, server: e.server });
-const keyOf = (s: ServerFrom): string => serverKey({ session_id: s.sessionId, agent_id: s.agentId, server: s.server });
+const keyOf = (s: ServerFrom): string => stateKey({ session_id: s.sessionId, agent_id: s.agentId, server: s.server });
 
 /** True when two state rows say the same in every column but their version (values as the engine gives them back). */
 function sameRow(a: McpServerStateRow, b: McpServerStateRow): boolean {
@@ -46,13 +40,15 @@ function earliest(events: readonly McpEventRow[]): McpEventRow {
   return first;
 }
 
-function byServer<R extends { readonly session_id: string; readonly agent_id: string; readonly server: string }>(rows: readonly R[]): Map<string, R[]> {
-  return groupBy(rows, serverKey);
+const DERIVATION = 'mcp_server_state';
+/** A server's key, also in derivation_state (JSON: a NUL would end the value in a server's URL parameter). */
+function stateKey(s: { readonly session_id: string; readonly agent_id: string; readonly server: string }): string {
+  return JSON.stringify([s.session_id, s.agent_id, s.server]);
 }
 
-const DERIVATION = 'mcp_server_state';
-/** A server's key in derivation_state (JSON: a NUL would end the value in a server's URL parameter). */
-const stateKey = (s: { readonly session_id: string; readonly agent_id: string; readonly server: string }): string => JSON.stringify([s.session_id, s.agent_id, s.server]);
+function byServer<R extends { readonly session_id: string; readonly agent_id: string; readonly server: string }>(rows: readonly R[]): Map<string, R[]> {
+  return groupBy(rows, stateKey);
+}
 
 /**
  * Of each event kind, the row of the latest window (a later row given wins a tie), as kept in
@@ -81,8 +77,10 @@ function readHeads(text: string | undefined): McpServerStateRow[] | undefined {
   }
 }
 
-/** What a batch's events derive: the rows to write, how many are new windows, and each server's heads to keep. */
-export interface DerivedStates extends Derived<McpServerStateRow> {
+/** What a batch's events derive: the rows to write, how many are windows the table did not hold, and each server's heads to keep. */
+export interface DerivedStates {
+  readonly rows: readonly McpServerStateRow[];
+  readonly added: number;
   readonly heads: Map<string, string>;
 }
 
@@ -96,14 +94,14 @@ export async function deriveMcpStates(store: Sink, fresh: readonly McpEventRow[]
   const servers = byServer(fresh);
   const heads = new Map<string, string>();
   if (servers.size === 0) return { rows: [], added: 0, heads };
-  const kept = await store.loadDerivationState(DERIVATION, [...servers.values()].map((events) => stateKey(events[0] as McpEventRow)));
+  const kept = await store.loadDerivationState(DERIVATION, [...servers.keys()]);
   const rows: McpServerStateRow[] = [];
   let added = 0;
   // Servers derived again from a point on: that point (undefined: the first event), and their heads before.
   const again: { server: ServerFrom; open: McpServerStateRow[] }[] = [];
-  for (const events of servers.values()) {
+  for (const [k, events] of servers) {
     const first = earliest(events);
-    const open = readHeads(kept.get(stateKey(first)));
+    const open = readHeads(kept.get(k));
     const last = open === undefined ? undefined : lastRow(open);
     if (open !== undefined && last !== undefined && open.every(hasCarry) && after(first, last)) {
       const held = new Set(open.map((r) => r.state_id));
@@ -112,14 +110,13 @@ export async function deriveMcpStates(store: Sink, fresh: readonly McpEventRow[]
         rows.push(r);
         if (!held.has(r.state_id)) added++;
       }
-      heads.set(stateKey(first), headsOf([...open, ...derived]));
+      heads.set(k, headsOf([...open, ...derived]));
     } else {
       // No heads kept (a new server, or one whose rows were stored before migration 14): from its first event.
       const windowMs = Math.floor(clickHouseTimeToMs(first.ts) / COALESCE_WINDOW_MS) * COALESCE_WINDOW_MS;
       const whole = open === undefined || last === undefined || !open.every(hasCarry);
       again.push({ server: { ...refOf(first), since: whole ? undefined : msToClickHouseTime(windowMs) }, open: open ?? [] });
     }
-
   }
   if (again.length === 0) return { rows, added, heads };
   // The last row before each point (a rare read: late events only); a server whose row there has no carry is read whole.
@@ -144,17 +141,19 @@ export async function deriveMcpStates(store: Sink, fresh: readonly McpEventRow[]
       if (had === undefined) added++;
     }
     // Read whole, every window was derived again; from a point, the kept heads of kinds it did not reach stay.
-    heads.set(stateKey({ session_id: server.sessionId, agent_id: server.agentId, server: server.server }), headsOf([...(server.since === undefined ? [] : open), ...derived]));
+    heads.set(k, headsOf([...(server.since === undefined ? [] : open), ...derived]));
   }
   return { rows, added, heads };
 }
 
-/** The MCP server-state derivation: the lifecycle events a batch stores are its input. */
+/**
+ * The MCP server-state derivation: its input is the lifecycle events of a batch the store does
+ * not hold yet (Sink.mcpEventsNotStored; those stored changed nothing when they were derived).
+ */
 export const mcpStateDerivation: Derivation<McpEventRow> = {
   name: 'mcp_server_state',
   async run(store, items, computedAt) {
-    // Events stored already (a second replay, a redelivery) changed nothing when they were derived.
-    const derived = await deriveMcpStates(store, await store.mcpEventsNotStored(items), computedAt);
+    const derived = await deriveMcpStates(store, items, computedAt);
     // The heads before the rows: a run killed between the two finds heads past its events on
     // the rerun, derives them again from the stored rows (the late path) and writes what is missing.
     await store.writeDerivationState(DERIVATION, derived.heads, computedAt);

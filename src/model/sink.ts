@@ -117,6 +117,7 @@ export interface Sink extends SessionStore {
   writeDeadLetters(rows: readonly DeadLetterRow[]): Promise<void>;
   writeTokenUsage(rows: readonly TokenUsageRow[]): Promise<void>;
   writeBreaches(rows: readonly BreachRow[]): Promise<void>;
+  /** Writes the events as given: the batch writer passes those mcpEventsNotStored gives. */
   writeMcpEvents(rows: readonly McpEventRow[]): Promise<void>;
   /** The events of `rows` the store does not hold (by server and event id; of one given twice, the last). */
   mcpEventsNotStored(rows: readonly McpEventRow[]): Promise<readonly McpEventRow[]>;

@@ -375,10 +375,12 @@ export class BatchWriter {
     // at once was slower (15,463 vs 17,492 events/s, bench/replay.ts-like 100 k events, quiet).
     await this.sink.writeBreaches(b.breaches);
     await this.sink.writeTokenUsage(b.tokenUsage);
-    // The states before the events they derive from: a run killed between the two finds the
-    // events not stored on the rerun and derives them again (the stored states are written once).
-    this.counts.mcpServerStateRows += await mcpStateDerivation.run(this.sink, b.mcpEvents, nextComputedAt());
-    await this.sink.writeMcpEvents(b.mcpEvents);
+    // The events not stored yet (a second replay or a redelivery stores none again, and they
+    // changed nothing when they were derived), looked up once; their states before them: a run
+    // killed between the two finds the events not stored on the rerun and derives them again.
+    const freshMcp = await this.sink.mcpEventsNotStored(b.mcpEvents);
+    this.counts.mcpServerStateRows += await mcpStateDerivation.run(this.sink, freshMcp, nextComputedAt());
+    await this.sink.writeMcpEvents(freshMcp);
     await this.sink.writeMcpToolRegistrations(b.registrations);
     await discoveryDerivation.run(this.sink, b.discovery, nextComputedAt());
     this.sealed = undefined;

@@ -764,7 +764,7 @@ export class ClickHouseSink implements Sink, ImportStates {
   }
 
   async writeMcpEvents(rows: readonly McpEventRow[]): Promise<void> {
-    await this.insertNative('mcp_events', await this.mcpEventsNotStored(rows), MCP_EVENT_COLUMNS);
+    await this.insertNative('mcp_events', rows, MCP_EVENT_COLUMNS);
   }
 
   mcpEventsNotStored(rows: readonly McpEventRow[]): Promise<readonly McpEventRow[]> {

@@ -98,7 +98,7 @@ export class MemorySink implements Sink {
     return this.write('threshold_breaches', rows);
   }
   writeMcpEvents(rows: readonly McpEventRow[]): Promise<void> {
-    return this.mcpEventsNotStored(rows).then((fresh) => this.write('mcp_events', fresh));
+    return this.write('mcp_events', rows);
   }
   mcpEventsNotStored(rows: readonly McpEventRow[]): Promise<readonly McpEventRow[]> {
     // As the engine's sink: the events not held yet (by server and event id), the last copy of one given twice.

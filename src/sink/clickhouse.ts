@@ -118,7 +118,7 @@ const BREACH_COLUMNS = TABLE.threshold_breaches.columns;
 const MCP_EVENT_COLUMNS = TABLE.mcp_events.columns;
 const MCP_SERVER_STATE_COLUMNS = TABLE.mcp_server_state.columns;
 /** A state row as read back (64-bit integers come as text) with its numbers as numbers. */
-function numericState(r: McpServerStateRow & { backoff_ms: string | number | null; connected_ms: string | number; observed_ms: string | number; tools_changed_events: string | number }): McpServerStateRow {
+function numericState(r: StoredStateRow): McpServerStateRow {
   return {
     ...r,
     connected_ms: Number(r.connected_ms),
@@ -137,6 +137,23 @@ function paramTypeOf(declared: string | undefined): string | undefined {
   const type = declared.replace(/\s+DEFAULT\s.*$/, '').replace(/^LowCardinality\((.*)\)$/, '$1');
   return type === 'String' || type === "DateTime64(3, 'UTC')" ? type : undefined;
 }
+
+/**
+ * `(a, b, …) IN` the tuples of Array(String) parameters zipped element by element: the rows of
+ * the given keys (columns and parameter names in the same order).
+ */
+function inZipped(columns: readonly string[], params: readonly string[]): string {
+  const elements = columns.map((_, i) => `tupleElement(p, ${i + 1})`).join(', ');
+  return `(${columns.join(', ')}) IN (SELECT ${elements} FROM (SELECT arrayJoin(arrayZip(${params.map((n) => `{${n}:Array(String)}`).join(', ')})) AS p))`;
+}
+
+/** The element of Array(DateTime64) parameter `value` at the row's key in the zipped key parameters (as inZipped names them). */
+function zippedTime(columns: readonly string[], params: readonly string[], value: string): string {
+  return `{${value}:Array(DateTime64(3, 'UTC'))}[indexOf(arrayZip(${params.map((n) => `{${n}:Array(String)}`).join(', ')}), (${columns.join(', ')}))]`;
+}
+
+/** A state row as the engine gives it back (64-bit integers as text). */
+type StoredStateRow = McpServerStateRow & { backoff_ms: string | number | null; connected_ms: string | number; observed_ms: string | number; tools_changed_events: string | number };
 
 /** Bounds of a read by event time when a server has none: before every event, after every event. */
 const EPOCH = '1970-01-01 00:00:00.000';
@@ -867,9 +884,8 @@ export class ClickHouseSink implements Sink, ImportStates {
     const rows = await this.inParts(servers, (s) => Math.max(s.sessionId.length, s.agentId.length, s.server.length) + 24, (servers) => this.queryRows<Omit<McpEventRow, 'backoff_ms'> & { backoff_ms: string | null }>({
       query: `SELECT ${MCP_EVENT_COLUMNS.filter((c) => c !== 'raw').join(', ')}, '' AS raw
         FROM mcp_events
-        WHERE (session_id, agent_id, server) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
-                                                 FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)}, {servers:Array(String)})) AS p))
-          AND ts >= {since:Array(DateTime64(3, 'UTC'))}[indexOf(arrayZip({sids:Array(String)}, {aids:Array(String)}, {servers:Array(String)}), (session_id, agent_id, server))]
+        WHERE ${inZipped(['session_id', 'agent_id', 'server'], ['sids', 'aids', 'servers'])}
+          AND ts >= ${zippedTime(['session_id', 'agent_id', 'server'], ['sids', 'aids', 'servers'], 'since')}
         ORDER BY ingested_at DESC
         LIMIT 1 BY session_id, agent_id, server, event_id`,
       query_params: { sids: servers.map((s) => s.sessionId), aids: servers.map((s) => s.agentId), servers: servers.map((s) => s.server), since: servers.map((s) => s.since ?? EPOCH) },
@@ -896,18 +912,17 @@ export class ClickHouseSink implements Sink, ImportStates {
             ORDER BY window_start DESC, computed_at DESC LIMIT 1)`);
         }
       });
-      return this.queryRows<McpServerStateRow & { backoff_ms: string | number | null; connected_ms: string | number; observed_ms: string | number; tools_changed_events: string | number }>({ query: reads.join(' UNION ALL '), query_params: params });
+      return this.queryRows<StoredStateRow>({ query: reads.join(' UNION ALL '), query_params: params });
     }, 30);
     return rows.map(numericState);
   }
 
   async loadMcpStates(servers: readonly ServerFrom[]): Promise<McpServerStateRow[]> {
     if (servers.length === 0) return [];
-    const rows = await this.inParts(servers, (s) => Math.max(s.sessionId.length, s.agentId.length, s.server.length) + 24, (servers) => this.queryRows<McpServerStateRow & { backoff_ms: string | number | null; connected_ms: string | number; observed_ms: string | number; tools_changed_events: string | number }>({
+    const rows = await this.inParts(servers, (s) => Math.max(s.sessionId.length, s.agentId.length, s.server.length) + 24, (servers) => this.queryRows<StoredStateRow>({
       query: `SELECT ${MCP_SERVER_STATE_COLUMNS.join(', ')} FROM mcp_server_state
-        WHERE (session_id, agent_id, server) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
-                                                 FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)}, {servers:Array(String)})) AS p))
-          AND window_start >= {since:Array(DateTime64(3, 'UTC'))}[indexOf(arrayZip({sids:Array(String)}, {aids:Array(String)}, {servers:Array(String)}), (session_id, agent_id, server))]
+        WHERE ${inZipped(['session_id', 'agent_id', 'server'], ['sids', 'aids', 'servers'])}
+          AND window_start >= ${zippedTime(['session_id', 'agent_id', 'server'], ['sids', 'aids', 'servers'], 'since')}
         ORDER BY computed_at DESC
         LIMIT 1 BY session_id, agent_id, server, event_kind, window_start`,
       query_params: { sids: servers.map((s) => s.sessionId), aids: servers.map((s) => s.agentId), servers: servers.map((s) => s.server), since: servers.map((s) => s.since ?? EPOCH) },
@@ -924,8 +939,7 @@ export class ClickHouseSink implements Sink, ImportStates {
     return this.inParts(contexts, (c) => Math.max(c.sessionId.length, c.agentId.length), (contexts) => this.queryRows<DiscoveryEventRow>({
       query: `SELECT ${DISCOVERY_EVENT_COLUMNS.join(', ')}
         FROM discovery_events
-        WHERE (session_id, agent_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2)
-                                         FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)})) AS p))
+        WHERE ${inZipped(['session_id', 'agent_id'], ['sids', 'aids'])}
         ORDER BY computed_at DESC
         LIMIT 1 BY session_id, agent_id, event_id`,
       query_params: { sids: contexts.map((c) => c.sessionId), aids: contexts.map((c) => c.agentId) },
@@ -939,16 +953,14 @@ export class ClickHouseSink implements Sink, ImportStates {
     const [byEvent, byTurn] = await Promise.all([
       events.length === 0 ? [] : this.inParts(events, (e) => Math.max(e.sessionId.length, e.agentId.length, e.eventId.length), (events) => this.queryRows<DiscoveryEventRow>({
         query: `SELECT ${DISCOVERY_EVENT_COLUMNS.join(', ')} FROM discovery_events
-          WHERE (session_id, agent_id, event_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
-                                                     FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)}, {eids:Array(String)})) AS p))
+          WHERE ${inZipped(['session_id', 'agent_id', 'event_id'], ['sids', 'aids', 'eids'])}
           ${latest}`,
         query_params: { sids: events.map((e) => e.sessionId), aids: events.map((e) => e.agentId), eids: events.map((e) => e.eventId) },
       })),
       turns.length === 0 ? [] : this.inParts(turns, (t) => Math.max(t.sessionId.length, t.agentId.length, t.turnId.length), (turns) => this.queryRows<DiscoveryEventRow>({
         query: `SELECT ${DISCOVERY_EVENT_COLUMNS.join(', ')} FROM discovery_events
           WHERE turn_id IN {tids:Array(String)}
-            AND (session_id, agent_id, turn_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
-                                                    FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)}, {tids:Array(String)})) AS p))
+            AND ${inZipped(['session_id', 'agent_id', 'turn_id'], ['sids', 'aids', 'tids'])}
           ${latest}`,
         query_params: { sids: turns.map((t) => t.sessionId), aids: turns.map((t) => t.agentId), tids: turns.map((t) => t.turnId) },
       })),
@@ -961,9 +973,8 @@ export class ClickHouseSink implements Sink, ImportStates {
     return this.inParts(tools, (t) => Math.max(t.sessionId.length, t.agentId.length, t.tool.length) + 24, (tools) => this.queryRows<DiscoveryEventRow>({
       query: `SELECT ${DISCOVERY_EVENT_COLUMNS.join(', ')} FROM discovery_events
         WHERE discovery_kind = 'call'
-          AND (session_id, agent_id, called_tool) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
-                                                      FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)}, {tools:Array(String)})) AS p))
-          AND ts >= {since:Array(DateTime64(3, 'UTC'))}[indexOf(arrayZip({sids:Array(String)}, {aids:Array(String)}, {tools:Array(String)}), (session_id, agent_id, called_tool))]
+          AND ${inZipped(['session_id', 'agent_id', 'called_tool'], ['sids', 'aids', 'tools'])}
+          AND ts >= ${zippedTime(['session_id', 'agent_id', 'called_tool'], ['sids', 'aids', 'tools'], 'since')}
         ORDER BY computed_at DESC LIMIT 1 BY session_id, agent_id, event_id`,
       query_params: { sids: tools.map((t) => t.sessionId), aids: tools.map((t) => t.agentId), tools: tools.map((t) => t.tool), since: tools.map((t) => t.since) },
     }));
@@ -990,8 +1001,7 @@ export class ClickHouseSink implements Sink, ImportStates {
     return this.inParts(events, (e) => Math.max(e.harness.length, e.sessionId.length, e.eventId.length), (events) => this.queryRows<ToolCallCopyVersion>({
       query: `SELECT session_id, event_id, status, source, ingested_at, toString(row_version) AS row_version
         FROM tool_calls
-        WHERE (harness, session_id, event_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2), tupleElement(p, 3)
-                                                  FROM (SELECT arrayJoin(arrayZip({hs:Array(String)}, {sids:Array(String)}, {eids:Array(String)})) AS p))`,
+        WHERE ${inZipped(['harness', 'session_id', 'event_id'], ['hs', 'sids', 'eids'])}`,
       query_params: { hs: events.map((e) => e.harness), sids: events.map((e) => e.sessionId), eids: events.map((e) => e.eventId) },
     }));
   }
@@ -1042,8 +1052,7 @@ export class ClickHouseSink implements Sink, ImportStates {
                          estimated_since_observed, classes_since_observed, session_seq, ts), ingested_at) AS row
           FROM token_usage
           WHERE session_id IN {sids:Array(String)}
-            AND (session_id, agent_id) IN (SELECT tupleElement(p, 1), tupleElement(p, 2)
-                                           FROM (SELECT arrayJoin(arrayZip({sids:Array(String)}, {aids:Array(String)})) AS p))
+            AND ${inZipped(['session_id', 'agent_id'], ['sids', 'aids'])}
           GROUP BY session_id, agent_id, source, event_id)
         GROUP BY session_id, agent_id`,
       query_params: {

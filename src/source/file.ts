@@ -158,7 +158,7 @@ export async function* readLines(
     try {
       for (let at = 0; at < out.byteLength; ) {
         const { bytesRead } = await fh.read(out, at, out.byteLength - at, from + at);
-        if (bytesRead === 0) throw new InputError(`${name}: the file became shorter while it was read (line ${lineNo + 1}, bytes ${from}-${to})`);
+        if (bytesRead === 0) throw new InputError(`${name}: the file became shorter while line ${lineNo + 1} was read (bytes ${from}-${to}); replay it again once nothing rewrites it`);
         at += bytesRead;
       }
     } finally {

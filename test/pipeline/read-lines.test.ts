@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readLines } from '../../src/source/file.ts';
+import { InputError, readLines } from '../../src/source/file.ts';
 import { makeTempDir } from '../helpers/db.ts';
 
 const tmp = makeTempDir('read-lines');
@@ -52,5 +52,15 @@ describe('readLines with a long line read again from its file', () => {
     const got: string[] = [];
     for await (const l of readLines(stream, path, undefined, undefined, { path, over: 1_000 })) got.push(Buffer.from(l.bytes).toString());
     expect(got).toEqual(['short', 'y'.repeat(5_000), 'end']);
+  });
+
+  it('says so in one line when the file is shorter than what was read of it (rewritten meanwhile)', async () => {
+    const path = join(tmp.dir, 'shorter.jsonl');
+    writeFileSync(path, `short\n${'y'.repeat(1_500)}\n`);
+    const stream = Readable.from([Buffer.from('short\n'), Buffer.from('z'.repeat(3_000)), Buffer.from(`${'z'.repeat(2_000)}\n`)]);
+    const read = async (): Promise<void> => {
+      for await (const _ of readLines(stream, path, undefined, undefined, { path, over: 1_000 })) void _;
+    };
+    await expect(read()).rejects.toThrow(new InputError(`${path}: the file became shorter while line 2 was read (bytes 6-5006); replay it again once nothing rewrites it`));
   });
 });

@@ -15,7 +15,8 @@ import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '
 import { observeDiscovery } from '../discovery/discovery.ts';
 import { deriveRegistrations, type SnapshotTool } from '../mcp/registrations.ts';
 import { projectToolCall } from '../transform/project.ts';
-import { indexArray, indexObject, type Members } from '../util/json-spans.ts';
+import { indexArray, indexObject, skipValue } from '../util/json-spans.ts';
+import type { TypedEvent } from './typed.ts';
 import { redactBytes, redactCounted, redactJsonCounted, redactJsonPartCounted, redactJsonText, redactShortCounted, redactText } from '../redact/redact.ts';
 
 export interface DecodeLimits {
@@ -318,7 +319,12 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
   const type = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as { type?: unknown }).type : undefined;
   if (type === 'usage') {
     if (!validateUsage(parsed)) return schemaDeadLetter(validateUsage.errors, parsed, dead);
-    return decodeUsage(parsed, text, index?.members, source, ingestedAt, dead, limits.redact === false ? KEEP : new Redaction(), machine);
+    const members = index?.members;
+    const figureText = (field: TokenField): string | undefined => {
+      const span = members?.get(field);
+      return span === undefined ? undefined : text.slice(span.start, span.end);
+    };
+    return decodeUsage(parsed, figureText, source, ingestedAt, dead, limits.redact === false ? KEEP : new Redaction(), machine);
   }
   if (type === 'mcp_status' || type === 'mcp_tools' || type === 'mcp_tools_changed') {
     const validate = validateMcp[type];
@@ -329,21 +335,115 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
     return dead('schema', `/type: must be one of ${EVENT_TYPES.map((t) => JSON.stringify(t)).join(', ')} (got ${preview(type)})`);
   }
   if (!validateToolCall(parsed)) return schemaDeadLetter(validateToolCall.errors, parsed, dead);
-  const event = parsed;
-  const ts = toClickHouseTime(event.ts);
-  if (ts === undefined) return dead('schema', `/ts: not a valid date: ${event.ts}`);
-
   // The raw input verbatim: the object's own text from the line, or the string's content.
   const inputSpan = index?.members.get('input');
-  const wasString = typeof event.input === 'string';
-  const receivedInput = wasString ? (event.input as string) : text.slice(inputSpan?.start ?? 0, inputSpan?.end ?? 0);
+  const from = inputSpan?.start ?? 0;
+  const to = inputSpan?.end ?? 0;
+  return typeof parsed.input === 'string'
+    ? decodeToolCall(parsed, parsed.input, true, (r) => r.text(parsed.input as string), source, ingestedAt, limits, machine, dead)
+    : decodeToolCall(parsed, text.slice(from, to), false, (r) => r.jsonPart(text, from, to), source, ingestedAt, limits, machine, dead);
+}
+
+/**
+ * Decodes an importer's typed event (src/decode/typed.ts): exactly the outcome decodeEvent gives
+ * its line, without making the line, reading it back and parsing it again. What only the line
+ * can tell is decoded from the line: a size that may pass the limit, an input whose JSON text
+ * is not one plain object (or is not well-formed UTF-16, which the line's UTF-8 would change), a
+ * number JSON would not write as itself, a figure beyond 2^53, and every dead letter (its bytes
+ * are the line's).
+ */
+export function decodeEnvelope(typed: TypedEvent, source: string, ingestedAt: string, limits: DecodeLimits = DEFAULT_LIMITS): DecodeOutcome {
+  const viaLine = (): DecodeOutcome => decodeEvent(Buffer.from(typed.text, 'utf8'), source, ingestedAt, limits);
+  const e = typed.event;
+  if (e.type === 'line' || typed.mostBytes > limits.maxEventBytes) return viaLine();
+  const parsed = plainEvent(e.type, e.fields);
+  if (parsed === undefined) return viaLine();
+  const machine = machineOfEvent(parsed) ?? limits.machine ?? UNKNOWN_MACHINE;
+  const dead = (): DecodeOutcome => viaLine();
+  let outcome: DecodeOutcome;
+  if (e.type === 'usage') {
+    if (!validateUsage(parsed)) return viaLine();
+    const fields = e.fields;
+    let exact = true;
+    const figureText = (field: TokenField): string | undefined => {
+      const v = fields[field];
+      if (v === undefined) return undefined;
+      if (!Number.isSafeInteger(v)) exact = false;
+      return String(v);
+    };
+    outcome = decodeUsage(parsed, figureText, source, ingestedAt, dead, limits.redact === false ? KEEP : new Redaction(), machine);
+    if (!exact) return viaLine();
+  } else {
+    const input = e.input;
+    if ('json' in input) {
+      const json = input.json;
+      // The line's depth is its input's plus one (its other members are scalars).
+      if (json.charCodeAt(0) !== 0x7b || json.charCodeAt(json.length - 1) !== 0x7d || !isWellFormed(json)) return viaLine();
+      const { end, depth } = skipValue(json, 0);
+      if (end !== json.length || depth + 1 > limits.maxDepth) return viaLine();
+      try {
+        parsed['input'] = JSON.parse(json) as unknown;
+      } catch {
+        return viaLine();
+      }
+      if (!validateToolCall(parsed)) return viaLine();
+      outcome = decodeToolCall(parsed, json, false, (r) => r.jsonPart(json, 0, json.length), source, ingestedAt, limits, machine, dead);
+    } else {
+      const text = input.string;
+      parsed['input'] = text;
+      if (!validateToolCall(parsed)) return viaLine();
+      outcome = decodeToolCall(parsed, text, true, (r) => r.text(text), source, ingestedAt, limits, machine, dead);
+    }
+  }
+  return outcome;
+}
+
+/** String.prototype.isWellFormed (ES2024; Node 20 has it): no lone surrogate. */
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * The event JSON.parse would give its line, without its input: the fields JSON writes (an
+ * undefined one is left out), scalars only; undefined when a value is not one JSON writes as
+ * itself (a number that is not finite, an object).
+ */
+function plainEvent(type: 'tool_call' | 'usage', fields: object): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = { schema: 'toolcanon.event/v1', type };
+  for (const key in fields) {
+    if (!Object.hasOwn(fields, key)) continue;
+    const v = (fields as Record<string, unknown>)[key];
+    if (v === undefined) continue;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return undefined;
+    } else if (typeof v !== 'string' && typeof v !== 'boolean' && v !== null) return undefined;
+    out[key] = v;
+  }
+  return out;
+}
+
+/**
+ * A valid tool_call event as a row. `receivedInput` is the raw input as received (an object's
+ * JSON text, or the string's content); `redactInput` gives it as stored.
+ */
+function decodeToolCall(
+  event: ToolCallEvent,
+  receivedInput: string,
+  wasString: boolean,
+  redactInput: (r: Redaction | typeof KEEP) => string,
+  source: string,
+  ingestedAt: string,
+  limits: DecodeLimits,
+  machine: Machine,
+  dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome,
+): DecodeOutcome {
+  const ts = toClickHouseTime(event.ts);
+  if (ts === undefined) return dead('schema', `/ts: not a valid date: ${event.ts}`);
   // Ids are derived from the event as received (hashes: no secret shows through them); what is
   // stored is redacted, the projection included (it reads the redacted input).
   const agentId = event.agent_id ?? '';
   const eventId = event.event_id ?? (event.call_id === '' ? contentEventId(withoutMachine(event)) : identityEventId('tool_call', event.harness, event.session_id, agentId, event.call_id));
   const r = limits.redact === false ? KEEP : new Redaction();
   // An object's JSON text is redacted in its decoded strings (escapes read), a string as text.
-  const rawInput = wasString ? r.text(receivedInput) : r.jsonPart(text, inputSpan?.start ?? 0, inputSpan?.end ?? 0);
+  const rawInput = redactInput(r);
   const error = r.text(event.error ?? '');
   const sessionId = r.short(event.session_id);
   const storedAgentId = r.short(agentId);
@@ -511,12 +611,12 @@ function withDefinitions(stored: McpToolsEvent['tools'], received: McpToolsEvent
 }
 
 const TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'context_window_tokens'] as const;
+type TokenField = (typeof TOKEN_FIELDS)[number];
 
-/** A usage event's figures, exact: read from the line's text, so counts beyond 2^53 stay exact. */
+/** A usage event's figures, exact: read from the line's text (figureText), so counts beyond 2^53 stay exact. */
 function decodeUsage(
   event: UsageEvent,
-  text: string,
-  members: Members | undefined,
+  figureText: (field: TokenField) => string | undefined,
   source: string,
   ingestedAt: string,
   dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome,
@@ -527,9 +627,9 @@ function decodeUsage(
   if (ts === undefined) return dead('schema', `/ts: not a valid date: ${event.ts}`);
   const figures: Partial<Record<(typeof TOKEN_FIELDS)[number], bigint>> = {};
   for (const field of TOKEN_FIELDS) {
-    const span = members?.get(field);
-    if (span === undefined || event[field] === undefined) continue;
-    const raw = text.slice(span.start, span.end);
+    if (event[field] === undefined) continue;
+    const raw = figureText(field);
+    if (raw === undefined) continue;
     let value: bigint;
     if (/^[0-9]+$/.test(raw)) value = BigInt(raw);
     else if (Number.isSafeInteger(event[field])) value = BigInt(event[field] as number);

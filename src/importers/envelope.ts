@@ -1,64 +1,77 @@
-// Builds toolcanon.event/v1 lines for importers. The raw input is spliced in as text, so what
-// the harness logged reaches raw_input byte for byte (big integers, escapes, key order).
-import type { Harness } from '../canonical/meta.ts';
+// Builds toolcanon.event/v1 events for importers, typed (Envelope); as a line the raw input is
+// spliced in as text, so what the harness logged reaches raw_input byte for byte (big integers,
+// escapes, key order), and the typed decode keeps it the same way.
+import type { EnvelopeEvent, RawToolInput, ToolCallFields, TypedEvent, UsageFields } from '../decode/typed.ts';
 import { toClickHouseTime } from '../decode/event.ts';
 import { idOf } from '../util/hash.ts';
+
+export type { EnvelopeEvent, RawToolInput, ToolCallFields, UsageFields } from '../decode/typed.ts';
 
 /** A deterministic event id from the parts that identify an event in its harness. */
 export function stableEventId(...parts: readonly string[]): string {
   return idOf(...parts);
 }
 
-export interface ToolCallFields {
-  readonly event_id: string;
-  readonly ts: string;
-  readonly harness: Harness;
-  readonly session_id: string;
-  /** A subagent with a context window of its own; omit for the main agent. */
-  readonly agent_id?: string;
-  /** Optional in envelope v1 (the row stores ''), as `model` is: runtimes without turns exist. */
-  readonly turn_id?: string;
-  readonly call_id: string;
-  readonly model?: string;
-  readonly tool: string;
-  readonly status: 'ok' | 'error' | 'pending';
-  readonly output?: string;
-  readonly error?: string;
-  readonly duration_ms?: number;
-  readonly images?: number;
+/**
+ * An importer's event, typed: the pipeline decodes it as it is (src/decode/event.ts
+ * decodeEnvelope); its toolcanon.event/v1 line is made only where it is asked for (a Kafka topic,
+ * a dead letter, watch's record of what it handed out) and then kept.
+ */
+export class Envelope implements TypedEvent {
+  #text: string | undefined;
+  constructor(readonly event: EnvelopeEvent) {}
+
+  /** The event as one toolcanon.event/v1 line (the raw input spliced in as text). */
+  get text(): string {
+    return (this.#text ??= lineOf(this.event));
+  }
+
+  /**
+   * At least the UTF-8 bytes of `text`, without making it: a character is at most 6 bytes of
+   * JSON (an escape) and an input's verbatim JSON text 3 a UTF-16 unit; the keys, the numbers
+   * and the quotes fit the constant.
+   */
+  get mostBytes(): number {
+    if (this.#text !== undefined) return 3 * this.#text.length;
+    if (this.event.type === 'line') return 3 * this.event.line.length;
+    let chars = 0;
+    for (const v of Object.values(this.event.fields)) if (typeof v === 'string') chars += v.length;
+    let bytes = 6 * chars + ENVELOPE_OVERHEAD_BYTES;
+    if (this.event.type === 'tool_call') bytes += 'json' in this.event.input ? 3 * this.event.input.json.length : 6 * this.event.input.string.length;
+    return bytes;
+  }
+
+  /** About the characters of `text` (what a batch or a held queue counts it as). */
+  get chars(): number {
+    if (this.#text !== undefined) return this.#text.length;
+    if (this.event.type === 'line') return this.event.line.length;
+    let chars = ENVELOPE_OVERHEAD_CHARS;
+    for (const v of Object.values(this.event.fields)) if (typeof v === 'string') chars += v.length;
+    if (this.event.type === 'tool_call') chars += 'json' in this.event.input ? this.event.input.json.length : this.event.input.string.length;
+    return chars;
+  }
 }
 
-/**
- * The raw input: `json` is the verbatim JSON text of an object as the harness logged it;
- * `string` is input the harness logged as a string (JSON-in-a-string, or freeform text).
- */
-export type RawToolInput = { readonly json: string } | { readonly string: string };
+/** Bytes of an envelope line beyond its strings: the keys, quotes, numbers (a usage's six figures of 20 digits). */
+const ENVELOPE_OVERHEAD_BYTES = 1024;
+/** Characters an envelope line has about its strings (keys and figures). */
+const ENVELOPE_OVERHEAD_CHARS = 256;
 
-export function toolCallLine(fields: ToolCallFields, input: RawToolInput): string {
-  const head = JSON.stringify({ schema: 'toolcanon.event/v1', type: 'tool_call', ...fields });
+function lineOf(event: EnvelopeEvent): string {
+  if (event.type === 'line') return event.line;
+  if (event.type === 'usage') return JSON.stringify({ schema: 'toolcanon.event/v1', type: 'usage', ...event.fields });
+  const head = JSON.stringify({ schema: 'toolcanon.event/v1', type: 'tool_call', ...event.fields });
+  const input = event.input;
   const raw = 'json' in input ? input.json : JSON.stringify(input.string);
   return `${head.slice(0, -1)},"input":${raw}}`;
 }
 
-export interface UsageFields {
-  readonly event_id: string;
-  readonly ts: string;
-  readonly harness: Harness;
-  readonly session_id: string;
-  readonly agent_id?: string;
-  readonly turn_id?: string;
-  readonly model?: string;
-  readonly request_id: string;
-  readonly input_tokens: number;
-  readonly output_tokens: number;
-  readonly cache_read_tokens?: number;
-  readonly cache_write_tokens?: number;
-  readonly reasoning_tokens?: number;
-  readonly context_window_tokens?: number;
+export function toolCallEnvelope(fields: ToolCallFields, input: RawToolInput): Envelope {
+  return new Envelope({ type: 'tool_call', fields, input });
 }
 
-export function usageLine(fields: UsageFields): string {
-  return JSON.stringify({ schema: 'toolcanon.event/v1', type: 'usage', ...fields });
+export function usageEnvelope(fields: UsageFields): Envelope {
+  return new Envelope({ type: 'usage', fields });
 }
 
 const RFC3339 = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$/;
@@ -85,15 +98,17 @@ export function normaliseTimestamp(value: string | null | undefined): string | u
 export const MAX_EVENT_LINE_BYTES = 3.5 * 1024 * 1024;
 
 /**
- * The call's event line; when it would pass `maxBytes`, the output is cut with a marker
- * (truncateOutput) to what the rest of the line leaves room for, and `truncated` says so.
+ * The call's envelope; when its line would pass `maxBytes`, the output is cut with a marker
+ * (truncateOutput) to what the rest of the line leaves room for, and `truncated` says so. The
+ * line is made (and kept) only for a call that may be that large.
  */
-export function toolCallLineWithin(fields: ToolCallFields, input: RawToolInput, maxBytes: number = MAX_EVENT_LINE_BYTES): { line: string; truncated: boolean } {
-  const line = toolCallLine(fields, input);
-  const size = Buffer.byteLength(line, 'utf8');
-  if (size <= maxBytes || fields.output === undefined) return { line, truncated: false };
+export function toolCallEnvelopeWithin(fields: ToolCallFields, input: RawToolInput, maxBytes: number = MAX_EVENT_LINE_BYTES): { envelope: Envelope; truncated: boolean } {
+  const envelope = toolCallEnvelope(fields, input);
+  if (fields.output === undefined || envelope.mostBytes <= maxBytes) return { envelope, truncated: false };
+  const size = Buffer.byteLength(envelope.text, 'utf8');
+  if (size <= maxBytes) return { envelope, truncated: false };
   const room = maxBytes - (size - Buffer.byteLength(JSON.stringify(fields.output), 'utf8'));
-  return { line: toolCallLine({ ...fields, output: room > 0 ? truncateOutput(fields.output, room) : '' }, input), truncated: true };
+  return { envelope: toolCallEnvelope({ ...fields, output: room > 0 ? truncateOutput(fields.output, room) : '' }, input), truncated: true };
 }
 
 /** Cuts a tool output so its event line stays under the importer's line limit (a marker says how much was kept). */

@@ -308,7 +308,7 @@ export class ReleaseQueue<T> {
 
   /** An event whose place in the order is `at`. */
   ready(at: SortPosition, event: ImportedEvent): void {
-    const cost = event.line.length + HELD_ITEM_CHARS;
+    const cost = event.envelope.chars + HELD_ITEM_CHARS;
     this.chars += cost;
     this.readyEvents.push({ at, seq: this.seq++, event, cost });
   }

@@ -1,6 +1,7 @@
 // The importer contract: one adapter per harness log format (same file roles in each:
 // README.md, paths.ts, parser.ts, types.ts, index.ts), turning the logs a harness already
 // writes into toolcanon envelope events that the pipeline validates, projects and accounts.
+import type { Envelope } from './envelope.ts';
 import type { RawLine } from './lines.ts';
 
 /** The closed list of importers; adding one is a compile error until every switch handles it. */
@@ -8,8 +9,8 @@ export const IMPORTER_IDS = ['claude-code', 'codex', 'opencode', 'otlp', 'acp', 
 export type ImporterId = (typeof IMPORTER_IDS)[number];
 
 export interface ImportedEvent {
-  /** One toolcanon.event/v1 line (tool_call or usage), with a deterministic event_id. */
-  readonly line: string;
+  /** One toolcanon.event/v1 event (tool_call or usage), typed, with a deterministic event_id; `envelope.text` is its line. */
+  readonly envelope: Envelope;
   /** Where the raw record came from: `file:line` (of the record that completed the event). */
   readonly source: string;
   /**

@@ -57,7 +57,7 @@ export function importPublishTarget(producer: StreamProducer, options: Omit<Impo
     addEvent: (line, source) => {
       // Redacted as the decoder would redact it, before it leaves the machine (the ids in the
       // line were derived from the logs as read, so they do not change).
-      const value = Buffer.from(redacted(withMachine(line, options.machine)), 'utf8');
+      const value = Buffer.from(redacted(withMachine(line.text, options.machine)), 'utf8');
       return publisher.add(value, sessionKeyOf(value), source);
     },
     // The raw bytes are redacted by the publisher (as every dead letter); the detail here.

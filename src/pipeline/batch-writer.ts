@@ -16,7 +16,7 @@ import {
 import { appliedFigures, restoreStates } from '../accounting/restore.ts';
 import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
 import type { ContentClass } from '../accounting/content-class.ts';
-import { deadLetter, decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, UNKNOWN_MACHINE, type DecodeLimits, type DecodeOutcome } from '../decode/event.ts';
+import { deadLetter, decodeEnvelope, decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, UNKNOWN_MACHINE, type DecodeLimits, type DecodeOutcome } from '../decode/event.ts';
 import { msToClickHouseTime } from '../util/time.ts';
 import type { DeadLetterReason, DeadLetterRow, RowFlag } from '../model/records.ts';
 import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '../model/mcp.ts';
@@ -24,6 +24,7 @@ import { discoveryDerivation } from '../derive/discovery.ts';
 import { mcpStateDerivation } from '../derive/mcp-state.ts';
 import type { ContextRef, NativeColumn, Sink, ToolCallBatch } from '../model/sink.ts';
 import { DecodeThread, decodeThreadAvailable, type ThreadOutput } from '../thread/decode.ts';
+import type { TypedEvent } from '../decode/typed.ts';
 import { fileLines, listInputFiles, type InputFile, type SourceLine } from '../source/file.ts';
 import { drive, type RecordTarget } from '../source/record.ts';
 
@@ -191,7 +192,22 @@ export class BatchWriter {
   /** Decodes one line into the batch: what it became, and whether the batch is due for a flush. */
   add(line: SourceLine, ingestedAt: string, limits: DecodeLimits): Added {
     this.counts.eventsRead++;
-    const o = decodeEvent(line.bytes, line.source, ingestedAt, limits);
+    this.bufferedBytes += line.bytes.byteLength;
+    return this.keep(decodeEvent(line.bytes, line.source, ingestedAt, limits));
+  }
+
+  /**
+   * Decodes an importer's typed event into the batch (no line made, as add() would decode it);
+   * counted towards the batch's bytes as about its characters.
+   */
+  addTyped(event: TypedEvent & { readonly chars?: number }, source: string, ingestedAt: string, limits: DecodeLimits): Added {
+    this.counts.eventsRead++;
+    this.bufferedBytes += event.chars ?? event.text.length;
+    return this.keep(decodeEnvelope(event, source, ingestedAt, limits));
+  }
+
+  /** Keeps a decoded event in the batch: a tool call's row encoded now, what the accounting needs. */
+  private keep(o: DecodeOutcome): Added {
     const b = this.buffer;
     if (o.kind === 'row') {
       const r = o.row;
@@ -206,7 +222,6 @@ export class BatchWriter {
         call: toolOutputOf(r),
       });
     } else b.outcomes.push(o);
-    this.bufferedBytes += line.bytes.byteLength;
     return { kind: o.kind, due: this.isDue() };
   }
 
@@ -457,7 +472,7 @@ export class FlushPipeline {
  * records an importer could not read. writerTarget is the database; `import --to-kafka` gives
  * the same reading a target that publishes (src/kafka/import-publish.ts).
  */
-export type FileTarget<Line = Uint8Array | string> = RecordTarget<Line, string> & Required<Pick<RecordTarget<Line, string>, 'addMalformed'>>;
+export type FileTarget<Line = Uint8Array | TypedEvent> = RecordTarget<Line, string> & Required<Pick<RecordTarget<Line, string>, 'addMalformed'>>;
 
 /**
  * The database as a target: each record decoded into `writer`'s batch, a due batch written
@@ -470,7 +485,7 @@ export function writerTarget(writer: BatchWriter, ingestedAt: string, limits: De
   const pipeline = new FlushPipeline(writer);
   const machine = limits.machine ?? UNKNOWN_MACHINE;
   return {
-    addEvent: (line, source) => writer.add({ bytes: typeof line === 'string' ? Buffer.from(line, 'utf8') : line, source }, ingestedAt, limits).due,
+    addEvent: (line, source) => (line instanceof Uint8Array ? writer.add({ bytes: line, source }, ingestedAt, limits) : writer.addTyped(line, source, ingestedAt, limits)).due,
     addMalformed: (raw, detail, source) => writer.addDeadLetter(deadLetter(raw, 'import_malformed', detail, source, ingestedAt, limits.redact !== false, machine)).due,
     due: () => pipeline.next(),
     flush: () => pipeline.finish(),
@@ -502,7 +517,8 @@ function threadedWriterTarget(writer: BatchWriter, ingestedAt: string, limits: D
   };
   return {
     addEvent: (line, source) => {
-      const b = typeof line === 'string' ? Buffer.from(line, 'utf8') : line;
+      // The thread decodes lines: a typed event goes as its line.
+      const b = line instanceof Uint8Array ? line : Buffer.from(line.text, 'utf8');
       thread.post(b, source);
       return added(b.byteLength);
     },

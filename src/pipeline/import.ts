@@ -11,6 +11,7 @@ import { nowClickHouseTime, DEFAULT_LIMITS, UNKNOWN_MACHINE, type DecodeLimits, 
 import { BatchWriter, emptyCounts, writerTarget, type BatchLimits, type FileTarget, type PipelineCounts } from './batch-writer.ts';
 import { drive, type RecordSource, type RecordTake } from '../source/record.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
+import type { TypedEvent } from '../decode/typed.ts';
 import type { ImportFileState, ImportStates, Sink } from '../model/sink.ts';
 import { readLinesInChunks } from '../importers/stream.ts';
 import type { ImportedEvent, Importer, MalformedRecord, ParsedFile } from '../importers/types.ts';
@@ -58,7 +59,7 @@ export interface ImportStateStore {
 }
 
 /** Where an import's events (envelope lines as text) go: the database (writerTarget) or a Kafka topic (import --to-kafka). */
-export type ImportTarget = FileTarget<string>;
+export type ImportTarget = FileTarget<TypedEvent>;
 
 export interface ImportOptions {
   readonly limits?: DecodeLimits;
@@ -161,8 +162,8 @@ export async function readImport(
   let bytesDone = 0;
 
   // The files' new events and malformed records in file order: the source the drive loop reads.
-  const source: RecordSource<string, string> = {
-    read: async (take: RecordTake<string, string>): Promise<void> => {
+  const source: RecordSource<TypedEvent, string> = {
+    read: async (take: RecordTake<TypedEvent, string>): Promise<void> => {
       for (const [index, { path, stat }] of stats.entries()) {
         const before = previous.get(path);
         bytesDone += stat.size;
@@ -186,13 +187,13 @@ export async function readImport(
         // With holdTail: the events handed out since the parser last held none (see below).
         const out: { endOffset: number; line: string }[] = [];
         const writeEvent = async (event: ImportedEvent): Promise<void> => {
-          if (event.endOffset <= from || handedBefore?.has(event.line) === true) {
+          if (event.endOffset <= from || handedBefore?.has(event.envelope.text) === true) {
             eventsAlreadyImported++;
             return;
           }
-          if (options.holdTail === true) out.push({ endOffset: event.endOffset, line: event.line });
+          if (options.holdTail === true) out.push({ endOffset: event.endOffset, line: event.envelope.text });
           eventsEmitted++;
-          const wait = take.event(event.line, event.source);
+          const wait = take.event(event.envelope, event.source);
           if (wait) await wait;
         };
         const reading = importer.readingOf(path);

@@ -275,7 +275,7 @@ function ok(condition: boolean, message: string | (() => string)): asserts condi
 }
 
 const comparable = (p: ParsedFile) => ({
-  events: p.events.map((e) => [e.line, e.source]),
+  events: p.events.map((e) => [e.envelope.text, e.source]),
   malformed: (p.malformed ?? []).map((m) => [m.line, m.problem, m.detail]),
   skipped: p.skipped,
   recordsRead: p.recordsRead,
@@ -347,7 +347,7 @@ describe.each(FORMATS)('fuzz: importer %s', (id, f) => {
         const line = byNo.get(n);
         ok(e.source.startsWith(`${path}:`) && line !== undefined, `event source ${e.source}`);
         ok(e.endOffset === line.end, `event of line ${n} ends at ${e.endOffset}, not ${line.end}`);
-        const o = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, '2026-01-01 00:00:00.000', NO_REDACT);
+        const o = decodeEvent(Buffer.from(e.envelope.text, 'utf8'), e.source, '2026-01-01 00:00:00.000', NO_REDACT);
         if (o.kind === 'dead') throw new Error(`the importer wrote an event the decoder refuses (${o.dead.reason}: ${o.dead.detail}), from line ${n}: ${JSON.stringify(line.text.slice(0, 300))}`);
       }
 
@@ -429,7 +429,7 @@ describe.each([...DOCUMENTS].map(([id, files]) => [id, files] as const))('fuzz: 
       }
       for (const e of parsed.events) {
         ok(e.endOffset === c.data.length && e.source.startsWith(`${c.name}:`), `event source ${e.source}, end ${e.endOffset}`);
-        const o = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, '2026-01-01 00:00:00.000', NO_REDACT);
+        const o = decodeEvent(Buffer.from(e.envelope.text, 'utf8'), e.source, '2026-01-01 00:00:00.000', NO_REDACT);
         if (o.kind === 'dead') throw new Error(`the importer wrote an event the decoder refuses (${o.dead.reason}: ${o.dead.detail})`);
       }
       // Nothing read is silent: the elements are events, malformed records or counted skips (or the whole document is one malformed record).

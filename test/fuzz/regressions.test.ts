@@ -69,7 +69,7 @@ describe('importers', () => {
     const codex = await loadImporter('codex');
     const line = '{"timestamp":"2026-02-30T10:00:00Z","type":"event_msg","payload":{"type":"token_count","info":{"model":"gpt-5.2-codex","last_token_usage":{"input_tokens":1000,"cached_input_tokens":250,"output_tokens":125,"reasoning_output_tokens":75,"total_tokens":1200},"total_token_usage":{"input_tokens":1000,"cached_input_tokens":250,"output_tokens":125,"reasoning_output_tokens":75,"total_tokens":1200}}}}';
     const parsed = codex.parseFile('/x/rollout-2025-10-10T01-09-47-0199cee2-0000-7000-8000-00000000c0de.jsonl', Buffer.from(`${line}\n`));
-    for (const e of parsed.events) expect(decodeEvent(Buffer.from(e.line), e.source, AT).kind).not.toBe('dead');
+    for (const e of parsed.events) expect(decodeEvent(Buffer.from(e.envelope.text), e.source, AT).kind).not.toBe('dead');
     expect(parsed.events.length + (parsed.malformed?.length ?? 0) + Object.values(parsed.skipped).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
   });
 });

@@ -208,11 +208,11 @@ describe('what the streaming ACP parser holds', () => {
     expect(expected.events).toHaveLength(9);
     expect(expected.malformed).toEqual([]);
     const bounded = parseAcpFile(PATH, data, { maxHeldChars: 12_000 });
-    const slowOf = (events: readonly { line: string }[]): Rec => JSON.parse(events.find((e) => e.line.includes('"call_id":"slow"'))?.line ?? '{}') as Rec;
+    const slowOf = (events: readonly { envelope: { text: string } }[]): Rec => JSON.parse(events.find((e) => e.envelope.text.includes('"call_id":"slow"'))?.envelope.text ?? '{}') as Rec;
     expect(slowOf(expected.events)).toMatchObject({ status: 'ok', output: 'done' });
     expect(slowOf(bounded.events)).toMatchObject({ status: 'pending' });
     // The slow call started first and stays first; the eight others are unchanged.
-    expect(bounded.events[0]?.line).toContain('"call_id":"slow"');
+    expect(bounded.events[0]?.envelope.text).toContain('"call_id":"slow"');
     expect(bounded.events.slice(1)).toEqual(expected.events.slice(1));
     expect(bounded.malformed?.map((m) => [m.line, m.problem])).toEqual([[18, 'call_already_written']]);
     expect(bounded.skipped).toMatchObject({ call_written_before_final: 1 });

@@ -21,7 +21,7 @@ type Event = Record<string, unknown> & { type: string; event_id: string };
 
 function parse(path: string, fallbackTimeMs?: number): ParsedFile & { parsed: Event[] } {
   const result = parseAcpFile(path, readFileSync(path), fallbackTimeMs === undefined ? {} : { fallbackTimeMs });
-  return { ...result, parsed: result.events.map((e) => JSON.parse(e.line) as Event) };
+  return { ...result, parsed: result.events.map((e) => JSON.parse(e.envelope.text) as Event) };
 }
 
 /** Byte offset just past line `n` (1-based) of a file. */
@@ -81,7 +81,7 @@ describe('ACP capture of a Grok Build session (synthetic, recorder wrapper with 
     const line20 = readFileSync(CAPTURE, 'utf8').split('\n')[19] ?? '';
     const raw = line20.slice(line20.indexOf('"rawInput":') + 11, line20.indexOf(',"_meta"'));
     expect(raw).toContain('// \\u2248 banker');
-    expect(r.events[4]?.line.endsWith(`,"input":${raw}}`)).toBe(true);
+    expect(r.events[4]?.envelope.text.endsWith(`,"input":${raw}}`)).toBe(true);
     expect(r.events.map((e) => e.source.slice(CAPTURE.length + 1))).toEqual(['9', '14', '16', '18', '21', '23', '27']);
     expect(r.events.map((e) => e.endOffset)).toEqual([9, 14, 16, 18, 21, 23, 27].map((n) => lineEnd(CAPTURE, n)));
   });
@@ -135,10 +135,10 @@ describe('ACP lines the importer does not turn into events', () => {
       [6, 'tool_call:no_name', lines[5]],
     ]);
     expect(r.events).toHaveLength(1);
-    const t1 = JSON.parse(r.events[0]?.line ?? '{}') as Event;
+    const t1 = JSON.parse(r.events[0]?.envelope.text ?? '{}') as Event;
     expect(t1).toMatchObject({ harness: 'grok_build', tool: 'Edit a.go', status: 'ok', ts: '2026-09-21T14:13:20.250Z', duration_ms: 1250, turn_id: '', model: '' });
     // The integer beyond 2^53 reaches the envelope as written.
-    expect(r.events[0]?.line.endsWith(',"input":{"path":"a.go","n":12345678901234567890}}')).toBe(true);
+    expect(r.events[0]?.envelope.text.endsWith(',"input":{"path":"a.go","n":12345678901234567890}}')).toBe(true);
     expect(r.events[0]?.source).toBe('/tmp/c.jsonl:4');
   });
 });
@@ -151,7 +151,7 @@ describe('ACP updates of a call announced elsewhere', () => {
     expect(r.skipped).toEqual({ 'tool_call_update:without_tool_call': 1 });
     expect(r.malformed?.map((m) => [m.line, m.problem])).toEqual([[3, 'tool_call:no_name']]);
     // An update that names its tool is still a call, announced or not.
-    expect(r.events.map((e) => (JSON.parse(e.line) as Event)['tool'])).toEqual(['Read']);
+    expect(r.events.map((e) => (JSON.parse(e.envelope.text) as Event)['tool'])).toEqual(['Read']);
   });
 });
 

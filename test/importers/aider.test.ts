@@ -18,7 +18,7 @@ import { expectFolderGolden } from './golden.ts';
 const FIXTURES = new URL('./fixtures-aider/', import.meta.url).pathname.replace(/\/$/, '');
 const HISTORY = join(FIXTURES, 'projects/calc/.aider.chat.history.md');
 type Obj = Record<string, unknown>;
-const events = (path: string): Obj[] => aiderImporter.parseFile(path, readFileSync(path)).events.map((e) => JSON.parse(e.line) as Obj);
+const events = (path: string): Obj[] => aiderImporter.parseFile(path, readFileSync(path)).events.map((e) => JSON.parse(e.envelope.text) as Obj);
 
 describe('aider paths and parser', () => {
   it('has no central folder: $AIDER_DIR, or the folders named, walked for .aider.chat.history.md', () => {
@@ -116,7 +116,7 @@ describe.skipIf(!existsSync(REAL))('aider real sample', () => {
     // python3 /work/research-33/aider/figures.py
     const parsed = aiderImporter.parseFile(REAL, readFileSync(REAL));
     expect(parsed.malformed).toEqual([]);
-    const all = parsed.events.map((e) => JSON.parse(e.line) as Obj);
+    const all = parsed.events.map((e) => JSON.parse(e.envelope.text) as Obj);
     const usage = all.filter((e) => e['type'] === 'usage');
     expect(new Set(all.map((e) => e['session_id'])).size).toBe(1);
     expect([usage.length, usage.reduce((n, u) => n + Number(u['input_tokens']) + Number(u['cache_read_tokens']) + Number(u['cache_write_tokens']), 0), usage.reduce((n, u) => n + Number(u['output_tokens']), 0)]).toEqual([20, 148_200, 18_044]);

@@ -35,7 +35,7 @@ describe('amp paths', () => {
 });
 
 describe('amp parser', () => {
-  const events = (): Obj[] => parseThreadFile(T1_FILE, readFileSync(T1_FILE)).events.map((e) => JSON.parse(e.line) as Obj);
+  const events = (): Obj[] => parseThreadFile(T1_FILE, readFileSync(T1_FILE)).events.map((e) => JSON.parse(e.envelope.text) as Obj);
   it('writes a gpt-* request\'s cache creation as uncached input, a Claude request\'s as cache write', () => {
     const usage = events().filter((e) => e['type'] === 'usage');
     expect(usage.find((u) => u['model'] === 'gpt-5.6-sol')).toMatchObject({ input_tokens: 17012, cache_write_tokens: 0, request_id: '6', turn_id: `${T1}#5` });
@@ -136,7 +136,7 @@ describe.skipIf(!present)('amp research sample (synthetic, from agentsview test 
     for (const f of ampImporter.listFiles([RESEARCH])) {
       const p = ampImporter.parseFile(f, readFileSync(f));
       expect(p.malformed).toEqual([]);
-      for (const e of p.events.map((x) => JSON.parse(x.line) as Obj)) {
+      for (const e of p.events.map((x) => JSON.parse(x.envelope.text) as Obj)) {
         if (e['type'] === 'usage') ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens'].forEach((k, i) => (tok[i + 1]! += Number(e[k])), tok[0]!++);
         else calls.push(`${String(e['tool'])} ${String(e['status'])}`);
       }

@@ -104,7 +104,7 @@ export function expectSameAtEveryCut(reading: () => LineReading, data: Buffer): 
 export function factsOf(parsed: ParsedFile, omit: readonly string[] = []): string[] {
   return parsed.events
     .map((e) => {
-      const body = JSON.parse(e.line) as Record<string, unknown>;
+      const body = JSON.parse(e.envelope.text) as Record<string, unknown>;
       for (const k of omit) delete body[k];
       return JSON.stringify(body);
     })

@@ -63,7 +63,7 @@ function parseLines(records: readonly (Line | string)[], path = '/p/sess-1.jsonl
   const data = Buffer.from(text, 'utf8');
   const { lines } = splitCompleteLines(data);
   const parsed = parseTranscript(lines, { path, fallbackSessionId: fallbackSessionId(path) });
-  return { ...parsed, lines, parsedEvents: parsed.events.map((e) => JSON.parse(e.line) as Record<string, unknown>) };
+  return { ...parsed, lines, parsedEvents: parsed.events.map((e) => JSON.parse(e.envelope.text) as Record<string, unknown>) };
 }
 
 describe('parseTranscript (inline records)', () => {
@@ -168,7 +168,7 @@ describe('parseTranscript (inline records)', () => {
   it('splices the raw input verbatim: big integers, escapes and key order survive', () => {
     const line = `{"type":"assistant","uuid":"a1","sessionId":"${SESSION}","timestamp":"2026-02-10T21:00:01.000Z","requestId":"req_1","message":{"model":"m","id":"msg_1","content":[{"type":"tool_use","id":"toolu_1","name":"Read","input":{"offset":12345678901234567890,"file_path":"caf\\u00e9 \\"q\\".txt","limit":-0}}],"usage":{"input_tokens":1,"output_tokens":2}}}`;
     const r = parseLines([line]);
-    expect(r.events[1]?.line).toContain('"input":{"offset":12345678901234567890,"file_path":"caf\\u00e9 \\"q\\".txt","limit":-0}}');
+    expect(r.events[1]?.envelope.text).toContain('"input":{"offset":12345678901234567890,"file_path":"caf\\u00e9 \\"q\\".txt","limit":-0}}');
   });
 
   it('starts turns at prompts only: tool results, meta lines, compaction summaries and interrupts keep the turn', () => {
@@ -257,7 +257,7 @@ describe('parseTranscript (inline records)', () => {
       assistant('a1', '2026-02-10T21:00:01.000Z', 'msg_1', 'req_1', toolUse('toolu_1', 'Read', { file_path: 'big.txt' }), 4),
       toolResult('u1', '2026-02-10T21:00:02.000Z', 'toolu_1', big),
     ]);
-    const line = r.events[1]?.line ?? '';
+    const line = r.events[1]?.envelope.text ?? '';
     const bytes = Buffer.byteLength(line, 'utf8');
     expect(bytes).toBeLessThanOrEqual(MAX_EMITTED_EVENT_BYTES);
     expect(bytes).toBeGreaterThan(MAX_EMITTED_EVENT_BYTES - 8);
@@ -273,7 +273,7 @@ describe('parseTranscript (inline records)', () => {
       assistant('a1', '2026-02-10T21:00:01.000Z', 'msg_1', 'req_1', toolUse('toolu_1', 'Read', { file_path: 'big.txt' }), 4),
       toolResult('u1', '2026-02-10T21:00:02.000Z', 'toolu_1', big),
     ]);
-    expect((JSON.parse(r.events[1]?.line ?? '') as { output: string }).output).toBe(big);
+    expect((JSON.parse(r.events[1]?.envelope.text ?? '') as { output: string }).output).toBe(big);
     expect(r.skipped).toEqual({});
   });
 

@@ -31,7 +31,7 @@ export function goldenLines(c: FamilyCase): string[] {
   const out: string[] = [];
   for (const f of c.importer.listFiles([c.fixtures])) {
     const parsed = c.importer.parseFile(f, readFileSync(f));
-    for (const e of parsed.events) out.push(JSON.stringify({ source: relative(c.fixtures, e.source), event: JSON.parse(e.line) as unknown }));
+    for (const e of parsed.events) out.push(JSON.stringify({ source: relative(c.fixtures, e.source), event: JSON.parse(e.envelope.text) as unknown }));
     for (const m of parsed.malformed ?? []) out.push(JSON.stringify({ source: `${relative(c.fixtures, f)}:${m.line}`, malformed: m.problem }));
   }
   return out;

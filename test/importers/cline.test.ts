@@ -44,7 +44,7 @@ describe('cline paths', () => {
 
 describe('cline parser', () => {
   const history = join(FIXTURES, 'Code/User/globalStorage/saoudrizwan.claude-dev/tasks', A, 'api_conversation_history.json');
-  const events = (): Obj[] => parseTaskFile(history, readFileSync(history), CLINE_FAMILY).events.map((e) => JSON.parse(e.line) as Obj);
+  const events = (): Obj[] => parseTaskFile(history, readFileSync(history), CLINE_FAMILY).events.map((e) => JSON.parse(e.envelope.text) as Obj);
 
   it('reads XML tool use: parameters trimmed, use_mcp_tool as server__tool with its arguments, results joined in order', () => {
     const byTool = Object.fromEntries(events().map((e) => [e['tool'], e]));
@@ -70,10 +70,10 @@ describe('cline parser', () => {
 
   it('gives Cline subagents usage an agent of their own, and counts deleted requests', () => {
     const ui = join(FIXTURES, 'dot-cline/data/tasks', B, 'ui_messages.json');
-    const usage = parseTaskFile(ui, readFileSync(ui), CLINE_FAMILY).events.map((e) => JSON.parse(e.line) as Obj);
+    const usage = parseTaskFile(ui, readFileSync(ui), CLINE_FAMILY).events.map((e) => JSON.parse(e.envelope.text) as Obj);
     expect(usage.map((u) => u['agent_id'] ?? '')).toEqual(['', '', `subagents:1760000504000`]);
     const uiA = join(FIXTURES, 'Code/User/globalStorage/saoudrizwan.claude-dev/tasks', A, 'ui_messages.json');
-    expect(parseTaskFile(uiA, readFileSync(uiA), CLINE_FAMILY).events.map((e) => (JSON.parse(e.line) as Obj)['request_id'])).toContain(`${A}:1760000021500:deleted_api_reqs`);
+    expect(parseTaskFile(uiA, readFileSync(uiA), CLINE_FAMILY).events.map((e) => (JSON.parse(e.envelope.text) as Obj)['request_id'])).toContain(`${A}:1760000021500:deleted_api_reqs`);
   });
 });
 

@@ -29,7 +29,7 @@ describe('codebuff paths and parser', () => {
     expect(codebuffImporter.listFiles([FIXTURES]).map((f) => relative(FIXTURES, f))).toHaveLength(2);
   });
   it('one usage per assistant message with figures: Anthropic buckets as they are, prompt_tokens less its cached part, the run state as a fallback, the chat id\'s time when the message has none', () => {
-    const usage = codebuffImporter.parseFile(CALC_FILE, readFileSync(CALC_FILE)).events.map((e) => JSON.parse(e.line) as Obj);
+    const usage = codebuffImporter.parseFile(CALC_FILE, readFileSync(CALC_FILE)).events.map((e) => JSON.parse(e.envelope.text) as Obj);
     expect(usage.map((u) => [u['request_id'], u['input_tokens'], u['output_tokens'], u['cache_read_tokens'], u['cache_write_tokens'], u['ts']])).toEqual([
       ['msg_a1', 500, 200, 100, 3000, '2025-12-20T12:00:05.000Z'],
       ['msg_a2', 1500, 80, 6000, 0, '2025-12-20T12:00:15.000Z'],

@@ -57,10 +57,10 @@ interface Decoded {
 
 function parse(records: readonly (Rec | string)[], path = PATH) {
   const parsed = parseRollout(path, rollout(records));
-  const events = parsed.events.map((e) => ({ ...e, body: JSON.parse(e.line) as Decoded }));
+  const events = parsed.events.map((e) => ({ ...e, body: JSON.parse(e.envelope.text) as Decoded }));
   // Every event the importer emits must be accepted by the pipeline as it stands.
   for (const e of parsed.events) {
-    const outcome = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, '2026-01-01 00:00:00.000');
+    const outcome = decodeEvent(Buffer.from(e.envelope.text, 'utf8'), e.source, '2026-01-01 00:00:00.000');
     expect(outcome.kind, `${e.source}: ${outcome.kind === 'dead' ? outcome.dead.detail : ''}`).not.toBe('dead');
   }
   return { ...parsed, events, usage: events.filter((e) => e.body['type'] === 'usage'), calls: events.filter((e) => e.body['type'] === 'tool_call') };
@@ -133,7 +133,7 @@ describe('parseRollout: token_count events', () => {
     });
     expect(third?.body).toMatchObject({ turn_id: 'turn-2', model: 'gpt-5', context_window_tokens: 400000 });
     expect(first?.source).toBe(`${PATH}:4`);
-    expect(parseRollout(PATH, rollout(records)).events.map((e) => e.line)).toEqual(parsed.events.map((e) => e.line));
+    expect(parseRollout(PATH, rollout(records)).events.map((e) => e.envelope.text)).toEqual(parsed.events.map((e) => e.envelope.text));
   });
 
   it('sets endOffset to the end of the line that completed the event', () => {
@@ -279,7 +279,7 @@ describe('parseRollout: tool calls', () => {
     const line = `{"timestamp":"2025-10-10T16:00:01.000Z","type":"response_item","payload":{"type":"local_shell_call","call_id":"ls_1","status":"completed","action":${action}}}`;
     const p = parse([meta(), line, output('2025-10-10T16:00:02.000Z', 'ls_1', '{"output":"é\\n","metadata":{"exit_code":0,"duration_seconds":0.01}}')]);
     expect(p.calls[0]?.body).toMatchObject({ tool: 'shell', status: 'ok', duration_ms: 10 });
-    expect(p.calls[0]?.line).toContain(`"input":${action}}`);
+    expect(p.calls[0]?.envelope.text).toContain(`"input":${action}}`);
   });
 
   it('counts images in content-item outputs', () => {
@@ -320,7 +320,7 @@ describe('parseRollout: tool calls', () => {
     const big = 'x'.repeat(2 * 1024 * 1024) + '"\\\u00e9'.repeat(400_000);
     const p = parse([meta(), call('2025-10-10T16:00:01.000Z', 'c1', 'shell', '{"command":["cat","big"]}'), output('2025-10-10T16:00:02.000Z', 'c1', big)]);
     expect(p.skipped['output_truncated']).toBe(1);
-    const line = p.calls[0]?.line ?? '';
+    const line = p.calls[0]?.envelope.text ?? '';
     expect(Buffer.byteLength(line, 'utf8')).toBeLessThanOrEqual(MAX_EVENT_LINE_BYTES);
     expect(Buffer.byteLength(line, 'utf8')).toBeGreaterThan(MAX_EVENT_LINE_BYTES - 1024);
     expect(String(p.calls[0]?.body['output'])).toMatch(/\[toolcanon: output truncated, \d+ of \d+ bytes kept\]$/);

@@ -289,12 +289,12 @@ describe('what the streaming Codex parser holds', () => {
     expect(expected.malformed).toEqual([]);
     // A bound of about two outputs: the slow call cannot hold back eight finished ones.
     const bounded = parseRollout(PATH, data, { maxHeldChars: 8000 });
-    const slowOf = (events: readonly { line: string }[]): Rec => JSON.parse(events.find((e) => e.line.includes('"call_id":"slow"'))?.line ?? '{}') as Rec;
+    const slowOf = (events: readonly { envelope: { text: string } }[]): Rec => JSON.parse(events.find((e) => e.envelope.text.includes('"call_id":"slow"'))?.envelope.text ?? '{}') as Rec;
     expect(slowOf(expected.events)).toMatchObject({ status: 'ok', output: 'done' });
     expect(slowOf(bounded.events)).toMatchObject({ status: 'pending' });
     expect(slowOf(bounded.events)).not.toHaveProperty('output');
     // Every other event is the same, in the same order; the late output is kept as a dead letter.
-    const others = (events: readonly { line: string }[]): string[] => events.map((e) => e.line).filter((l) => !l.includes('"call_id":"slow"'));
+    const others = (events: readonly { envelope: { text: string } }[]): string[] => events.map((e) => e.envelope.text).filter((l) => !l.includes('"call_id":"slow"'));
     expect(others(bounded.events)).toEqual(others(expected.events));
     expect(bounded.malformed?.map((m) => [m.line, m.problem])).toEqual([[19, 'call_already_written']]);
     expect(bounded.malformed?.[0]?.raw).toBe(lines[18]);
@@ -353,7 +353,7 @@ describe('a streamed Codex import into the real engine', () => {
       query_params: { s: generated.sessionId },
     });
     const calls = expected.events
-      .map((e) => ({ body: JSON.parse(e.line) as Rec, source: e.source }))
+      .map((e) => ({ body: JSON.parse(e.envelope.text) as Rec, source: e.source }))
       .filter((e) => e.body['type'] === 'tool_call')
       .map((e) => ({ event_id: String(e.body['event_id']), status: String(e.body['status']), source: e.source }))
       .sort((a, b) => (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0));

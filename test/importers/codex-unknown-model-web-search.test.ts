@@ -74,7 +74,7 @@ const DATA = Buffer.from(`${RECORDS.map((r) => JSON.stringify(r)).join('\n')}\n`
 interface Body {
   readonly [key: string]: unknown;
 }
-const bodies = (parsed: ReturnType<typeof parseRollout>): Body[] => parsed.events.map((e) => JSON.parse(e.line) as Body);
+const bodies = (parsed: ReturnType<typeof parseRollout>): Body[] => parsed.events.map((e) => JSON.parse(e.envelope.text) as Body);
 
 describe('codex: no invented model, web search ids from their end events (issue 29 item 5)', () => {
   it('a rollout that names no model gives every event the unknown model, never gpt-5', () => {

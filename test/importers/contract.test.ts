@@ -370,7 +370,7 @@ function layout(entries: readonly Entry[], tail: string | null): Layout {
 /** What must not change between two parses: events, malformed records (bytes aside), counters. */
 function comparable(parsed: ParsedFile, dropLines: ReadonlySet<number> = new Set()) {
   return {
-    events: parsed.events.map((e) => ({ line: e.line, source: e.source })),
+    events: parsed.events.map((e) => ({ line: e.envelope.text, source: e.source })),
     malformed: (parsed.malformed ?? []).filter((m) => !dropLines.has(m.line)).map((m) => ({ line: m.line, problem: m.problem, detail: m.detail, raw: m.raw })),
     skipped: parsed.skipped,
   };
@@ -455,7 +455,7 @@ describe.each(IMPORTER_IDS.filter((id) => !DOCUMENT_IDS.has(id) && !BINARY_IDS.h
           const n = Number(e.source.slice(path.length + 1));
           expect(e.source.startsWith(`${path}:`) && isCompleteLine(n), `event source ${e.source}`).toBe(true);
           expect(e.endOffset).toBe(file.lineEnd[n]);
-          const outcome = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, ingestedAt);
+          const outcome = decodeEvent(Buffer.from(e.envelope.text, 'utf8'), e.source, ingestedAt);
           expect(outcome.kind, `${e.source}: ${outcome.kind === 'dead' ? outcome.dead.detail : ''}`).not.toBe('dead');
         }
 
@@ -580,13 +580,13 @@ describe.each([...DOCUMENT_IDS].map((id) => [id, documentCase(id)] as const))('i
         for (const e of parsed.events) {
           expect(e.endOffset).toBe(doc.data.length);
           expect(doc.lineOf.map((n) => `${path}:${n}`)).toContain(e.source);
-          const outcome = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, '2026-01-01 00:00:00.000');
+          const outcome = decodeEvent(Buffer.from(e.envelope.text, 'utf8'), e.source, '2026-01-01 00:00:00.000');
           expect(outcome.kind, `${e.source}: ${outcome.kind === 'dead' ? outcome.dead.detail : ''}`).not.toBe('dead');
         }
         expect(importer().parseFile(path, Buffer.from(doc.data))).toEqual(parsed);
         // The same elements compact or pretty printed: the same events, malformed records by problem, counters.
         const other = importer().parseFile(path, documentOf(elements.map((e) => e.text), !pretty, shape).data);
-        expect(other.events.map((e) => e.line)).toEqual(parsed.events.map((e) => e.line));
+        expect(other.events.map((e) => e.envelope.text)).toEqual(parsed.events.map((e) => e.envelope.text));
         // (Compact, every element is on line 1: equal junk elements there are one dead letter, as their source and bytes are one.)
         const kinds = (p: ParsedFile): string[] => [...new Set((p.malformed ?? []).map((m) => `${m.problem} ${String(m.raw)}`))];
         expect(kinds(other)).toEqual(kinds(parsed));
@@ -663,7 +663,7 @@ describe.each([...BINARY_IDS].map((id) => [id, FIXTURE_FILES.get(id) ?? []] as c
     for (const e of parsed.events) {
       expect(e.endOffset).toBe(data.length);
       expect(e.source.startsWith(`${path}:`)).toBe(true);
-      const outcome = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, '2026-01-01 00:00:00.000');
+      const outcome = decodeEvent(Buffer.from(e.envelope.text, 'utf8'), e.source, '2026-01-01 00:00:00.000');
       expect(outcome.kind, `${e.source}: ${outcome.kind === 'dead' ? outcome.dead.detail : ''}`).not.toBe('dead');
     }
   };
@@ -747,12 +747,12 @@ describe.each([...TEXT_IDS].map((id) => [id, FIXTURE_FILES.get(id) ?? []] as con
         for (const e of parsed.events) {
           const n = Number(e.source.slice(path.length + 1));
           expect(e.endOffset).toBe(ends[n]);
-          const outcome = decodeEvent(Buffer.from(e.line, 'utf8'), e.source, '2026-01-01 00:00:00.000');
-          expect(outcome.kind, e.line).not.toBe('dead');
+          const outcome = decodeEvent(Buffer.from(e.envelope.text, 'utf8'), e.source, '2026-01-01 00:00:00.000');
+          expect(outcome.kind, e.envelope.text).not.toBe('dead');
         }
         expect(importer().parseFile(path, Buffer.from(data))).toEqual(parsed);
         const crlf = importer().parseFile(path, Buffer.from(lines.join('\r\n') + '\r\n', 'utf8'));
-        expect(crlf.events.map((e) => e.line)).toEqual(parsed.events.map((e) => e.line));
+        expect(crlf.events.map((e) => e.envelope.text)).toEqual(parsed.events.map((e) => e.envelope.text));
         expect((crlf.malformed ?? []).map((m) => [m.line, m.problem])).toEqual((parsed.malformed ?? []).map((m) => [m.line, m.problem]));
       }),
       PROPERTY,

@@ -47,7 +47,7 @@ function metrics(m: Record<string, [number, number, number, number, number]>): O
 function parse(records: readonly (Obj | string)[], path = '/home/u/.copilot/session-state/sess-1/events.jsonl') {
   const text = records.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n';
   const parsed = parseCopilotFile(path, Buffer.from(text, 'utf8'));
-  return { ...parsed, malformed: parsed.malformed ?? [], text, parsedEvents: parsed.events.map((e) => JSON.parse(e.line) as Obj) };
+  return { ...parsed, malformed: parsed.malformed ?? [], text, parsedEvents: parsed.events.map((e) => JSON.parse(e.envelope.text) as Obj) };
 }
 
 describe('copilot-cli paths', () => {
@@ -87,7 +87,7 @@ describe('copilot-cli parser', () => {
   it('keeps object arguments byte for byte and freeform arguments as a string', () => {
     const raw = '{"type":"tool.execution_start","data":{"toolCallId":"c1","toolName":"view","arguments":{"view_range":[1,18446744073709551617],"path":"caf\\u00e9.ts"}},"id":"e1","timestamp":"2026-05-01T10:00:00.000Z"}';
     const p = parse([raw, start('c2', 'apply_patch', '*** Begin Patch\n*** End Patch')]);
-    expect(p.events[0]?.line.endsWith(',"input":{"view_range":[1,18446744073709551617],"path":"caf\\u00e9.ts"}}')).toBe(true);
+    expect(p.events[0]?.envelope.text.endsWith(',"input":{"view_range":[1,18446744073709551617],"path":"caf\\u00e9.ts"}}')).toBe(true);
     expect(p.parsedEvents[1]).toMatchObject({ status: 'pending', input: '*** Begin Patch\n*** End Patch' });
   });
 

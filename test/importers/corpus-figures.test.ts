@@ -42,7 +42,7 @@ type Body = Record<string, unknown>;
 function eventsOf(importer: Importer, path: string): { usage: Body[]; calls: Body[] } {
   const parsed = importer.parseFile(path, readFileSync(path));
   expect(parsed.malformed ?? [], path).toEqual([]);
-  const bodies = parsed.events.map((e) => JSON.parse(e.line) as Body);
+  const bodies = parsed.events.map((e) => JSON.parse(e.envelope.text) as Body);
   return { usage: bodies.filter((b) => b['type'] === 'usage'), calls: bodies.filter((b) => b['type'] === 'tool_call') };
 }
 

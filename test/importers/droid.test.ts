@@ -22,7 +22,7 @@ const SUB = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
 const FLAT = '0e9d8c7b-6a5f-4e3d-9c2b-1a0f9e8d7c6b';
 const PROJECT = join(FIXTURES, 'sessions/-home-ada-src-calc');
 type Obj = Record<string, unknown>;
-const parse = (f: string): Obj[] => droidImporter.parseFile(f, readFileSync(f)).events.map((e) => JSON.parse(e.line) as Obj);
+const parse = (f: string): Obj[] => droidImporter.parseFile(f, readFileSync(f)).events.map((e) => JSON.parse(e.envelope.text) as Obj);
 
 describe('droid paths and parser', () => {
   it('reads ~/.factory/sessions, every *.jsonl below it, each with its <session>.settings.json', () => {
@@ -41,7 +41,7 @@ describe('droid paths and parser', () => {
     expect(usage).toEqual([expect.objectContaining({ agent_id: 'session_totals', ts: '2026-10-02T09:00:00.000Z', input_tokens: 4210, output_tokens: 1380, cache_read_tokens: 61440, cache_write_tokens: 9120, reasoning_tokens: 512, model: 'custom:Claude-Sonnet-4.5-[Anthropic]-0' })]);
     // The usage ends with the transcript's last line: a grown transcript writes it again.
     const parsed = droidImporter.parseFile(join(PROJECT, `${S}.jsonl`), readFileSync(join(PROJECT, `${S}.jsonl`)));
-    expect(parsed.events.find((e) => e.line.includes('"type":"usage"'))?.endOffset).toBe(readFileSync(join(PROJECT, `${S}.jsonl`)).length);
+    expect(parsed.events.find((e) => e.envelope.text.includes('"type":"usage"'))?.endOffset).toBe(readFileSync(join(PROJECT, `${S}.jsonl`)).length);
   });
   it('makes a subagent session (callingSessionId) an agent of its parent session; no settings file, no usage', () => {
     const sub = parse(join(PROJECT, `${SUB}.jsonl`));
@@ -126,7 +126,7 @@ describe.skipIf(!present)('droid research sample', () => {
     const events = droidImporter.listFiles([RESEARCH]).flatMap((f) => {
       const p = droidImporter.parseFile(f, readFileSync(f));
       expect(p.malformed).toEqual([]);
-      return p.events.map((e) => JSON.parse(e.line) as Obj);
+      return p.events.map((e) => JSON.parse(e.envelope.text) as Obj);
     });
     const usage = events.filter((e) => e['type'] === 'usage');
     expect(usage.map((u) => [u['input_tokens'], u['output_tokens'], u['cache_read_tokens'], u['cache_write_tokens'], u['reasoning_tokens']])).toEqual([[286_905, 32_652, 10_505_600, 0, 10_176]]);

@@ -199,13 +199,13 @@ describe('what the streaming Gemini CLI parser holds', () => {
     expect(expected.events).toHaveLength(17);
     expect(expected.malformed).toEqual([]);
     const bounded = parseGeminiFile(MAIN, data, { maxHeldChars: 15_000 });
-    const slowOf = (events: readonly { line: string }[]): Obj => JSON.parse(events.find((e) => e.line.includes('"request_id":"slow"'))?.line ?? '{}') as Obj;
+    const slowOf = (events: readonly { envelope: { text: string } }[]): Obj => JSON.parse(events.find((e) => e.envelope.text.includes('"request_id":"slow"'))?.envelope.text ?? '{}') as Obj;
     expect(slowOf(expected.events)).toMatchObject({ output_tokens: 99 });
     expect(slowOf(bounded.events)).toMatchObject({ output_tokens: 1 });
     // Written as it stood, the slow message's usage is completed by its first record (the whole
     // file's came last, from its second); every other event is unchanged, in the same order.
     expect(bounded.events[0]?.source).toBe(`${MAIN}:2`);
-    const others = (events: readonly { line: string }[]): string[] => events.map((e) => e.line).filter((l) => !l.includes('"request_id":"slow"'));
+    const others = (events: readonly { envelope: { text: string } }[]): string[] => events.map((e) => e.envelope.text).filter((l) => !l.includes('"request_id":"slow"'));
     expect(others(bounded.events)).toEqual(others(expected.events));
     expect(bounded.malformed?.map((m) => [m.line, m.problem])).toEqual([[11, 'already_written']]);
     expect(bounded.skipped).toMatchObject({ written_before_final: 1 });

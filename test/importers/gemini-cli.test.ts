@@ -56,7 +56,7 @@ const TOKENS = { input: 1000, output: 50, cached: 400, thoughts: 30, tool: 20, t
 function parse(records: readonly (Obj | string)[], path = '/home/u/.gemini/tmp/abc/chats/session-2026-05-01T10-00-sess1xxx.jsonl') {
   const text = records.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n';
   const parsed = parseGeminiFile(path, Buffer.from(text, 'utf8'));
-  return { ...parsed, malformed: parsed.malformed ?? [], text, parsedEvents: parsed.events.map((e) => JSON.parse(e.line) as Obj) };
+  return { ...parsed, malformed: parsed.malformed ?? [], text, parsedEvents: parsed.events.map((e) => JSON.parse(e.envelope.text) as Obj) };
 }
 
 describe('parseGeminiFile (inline records)', () => {
@@ -113,7 +113,7 @@ describe('parseGeminiFile (inline records)', () => {
     const line = '{"id":"g1","timestamp":"2026-05-01T10:00:02.000Z","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"read_file","args":{"file_path":"a\\u00e9.ts","start_line":12345678901234567890},"status":"success","timestamp":"2026-05-01T10:00:03.000Z"}]}';
     const r = parse([META, line]);
     expect(r.events).toHaveLength(1);
-    expect(r.events[0]?.line).toContain(',"input":{"file_path":"a\\u00e9.ts","start_line":12345678901234567890}}');
+    expect(r.events[0]?.envelope.text).toContain(',"input":{"file_path":"a\\u00e9.ts","start_line":12345678901234567890}}');
   });
 
   it('maps the status: success ok, error and cancelled error (with the reason), running pending', () => {
@@ -402,7 +402,7 @@ describe('the shared Gemini CLI sample', () => {
     const file = join(samples ?? '', 'jazzyalex-agent-sessions__stage0_gemini_jsonl_v040.jsonl');
     const parsed = geminiCliImporter.parseFile(file, readFileSync(file));
     expect(parsed.malformed).toEqual([]);
-    const events = parsed.events.map((e) => JSON.parse(e.line) as Obj);
+    const events = parsed.events.map((e) => JSON.parse(e.envelope.text) as Obj);
     expect(events.filter((e) => e['type'] === 'usage').map((e) => [e['input_tokens'], e['cache_read_tokens'], e['output_tokens'], e['reasoning_tokens']])).toEqual([
       [11855, 0, 81, 0],
       [12069, 11502, 147, 0],

@@ -18,7 +18,7 @@ const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
 export function goldenLines(parsed: ParsedFile, path: string, base: string): string[] {
   const rel = (text: string): string => text.split(`${base}/`).join('');
   const out: string[] = [];
-  for (const e of parsed.events) out.push(rel(JSON.stringify({ source: e.source, end: e.endOffset, event: JSON.parse(e.line) as unknown })));
+  for (const e of parsed.events) out.push(rel(JSON.stringify({ source: e.source, end: e.endOffset, event: JSON.parse(e.envelope.text) as unknown })));
   for (const m of [...(parsed.malformed ?? [])].sort((a, b) => a.line - b.line)) {
     const raw = typeof m.raw === 'string' ? m.raw : `bytes:${Buffer.from(m.raw).toString('hex')}`;
     out.push(rel(JSON.stringify({ malformed: `${path}:${m.line}`, problem: m.problem, detail: m.detail, raw })));
@@ -48,7 +48,7 @@ export function expectFolderGolden(importer: Importer, folder: string, golden: s
   const lines: string[] = [];
   for (const f of importer.listFiles([folder])) {
     const parsed = importer.parseFile(f, readFileSync(f));
-    for (const e of parsed.events) lines.push(JSON.stringify({ source: relative(folder, e.source), event: JSON.parse(e.line) as unknown }));
+    for (const e of parsed.events) lines.push(JSON.stringify({ source: relative(folder, e.source), event: JSON.parse(e.envelope.text) as unknown }));
     for (const m of parsed.malformed ?? []) lines.push(JSON.stringify({ source: `${relative(folder, f)}:${m.line}`, malformed: m.problem }));
   }
   if (UPDATE) writeFileSync(golden, lines.join('\n') + '\n');

@@ -22,7 +22,7 @@ const DB = join(FIXTURES, 'goose/sessions/sessions.db');
 const S = '20260901_3';
 const SUB = '20260901_4';
 type Obj = Record<string, unknown>;
-const events = (path: string): Obj[] => parseGooseDb(path, readFileSync(path)).events.map((e) => JSON.parse(e.line) as Obj);
+const events = (path: string): Obj[] => parseGooseDb(path, readFileSync(path)).events.map((e) => JSON.parse(e.envelope.text) as Obj);
 
 describe('goose paths', () => {
   it('reads <data dir>/sessions/sessions.db per OS, or $GOOSE_PATH_ROOT/data/sessions', () => {

@@ -22,7 +22,7 @@ const S = '20261005_090000_a1b2c3';
 const SUB = '20261005_090200_d4e5f6';
 const CONT = '20261005_090500_0f9e8d';
 type Obj = Record<string, unknown>;
-const events = (path: string): Obj[] => hermesAgentImporter.parseFile(path, readFileSync(path)).events.map((e) => JSON.parse(e.line) as Obj);
+const events = (path: string): Obj[] => hermesAgentImporter.parseFile(path, readFileSync(path)).events.map((e) => JSON.parse(e.envelope.text) as Obj);
 
 describe('hermes-agent paths and parser', () => {
   it('reads $HERMES_HOME or ~/.hermes, every state.db below it', () => {

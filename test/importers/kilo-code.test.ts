@@ -18,7 +18,7 @@ describe('kilo-code', () => {
   });
   it('gives the usage after an answer the answer\'s turn, in both files', () => {
     const [history, ui] = kiloCodeImporter.listFiles([FIXTURES]);
-    const turns = (f: string | undefined): unknown[] => kiloCodeImporter.parseFile(f ?? '', readFileSync(f ?? '')).events.map((e) => (JSON.parse(e.line) as Obj)['turn_id']);
+    const turns = (f: string | undefined): unknown[] => kiloCodeImporter.parseFile(f ?? '', readFileSync(f ?? '')).events.map((e) => (JSON.parse(e.envelope.text) as Obj)['turn_id']);
     expect(turns(history)).toEqual([`${K}#1`, `${K}#1`]);
     expect(turns(ui)).toEqual([`${K}#1`, `${K}#1`]);
   });

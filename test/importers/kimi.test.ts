@@ -22,7 +22,7 @@ const CODE_DIR = join(FIXTURES, 'kimi-code/sessions/wd_ledger_5e8a1c2b9d3f', `se
 const LEGACY_DIR = join(FIXTURES, 'kimi-legacy/sessions/3f1c9a5e7b2d4f6a8c0e1b3d5f7a9c2e', LEGACY);
 type Obj = Record<string, unknown>;
 
-const eventsOf = (path: string): Obj[] => parseKimiFile(path, readFileSync(path)).events.map((e) => JSON.parse(e.line) as Obj);
+const eventsOf = (path: string): Obj[] => parseKimiFile(path, readFileSync(path)).events.map((e) => JSON.parse(e.envelope.text) as Obj);
 
 describe('kimi paths', () => {
   it('reads ~/.kimi-code/sessions and ~/.kimi/sessions (or $KIMI_CODE_HOME, $KIMI_SHARE_DIR), the existing ones', () => {
@@ -164,7 +164,7 @@ describe.skipIf(!present)('kimi real sample', () => {
     for (const f of kimiImporter.listFiles([root])) {
       const p = kimiImporter.parseFile(f, readFileSync(f));
       malformed += p.malformed?.length ?? 0;
-      for (const e of p.events) byId.set(String((JSON.parse(e.line) as Obj)['event_id']), JSON.parse(e.line) as Obj);
+      for (const e of p.events) byId.set(String((JSON.parse(e.envelope.text) as Obj)['event_id']), JSON.parse(e.envelope.text) as Obj);
     }
     const tok = [0, 0, 0, 0, 0];
     const calls: Record<string, number> = {};

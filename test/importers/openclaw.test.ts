@@ -58,7 +58,7 @@ describe('openclaw parser', () => {
     const text = JSON.stringify({ status: 'error', tool: 'read', error: "ENOENT: no such file or directory, access '/w/MEMORY.md'" }, null, 2);
     const result = { type: 'message', id: 'r1', parentId: 'a1', timestamp: '2026-10-14T09:00:02.050Z', message: { role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [{ type: 'text', text }], details: { status: 'error', tool: 'read', error: "ENOENT: no such file or directory, access '/w/MEMORY.md'" }, isError: false, timestamp: 2 } };
     const p = parseOpenclawFile('/h/.openclaw/agents/main/sessions/s-1.jsonl', Buffer.from([header, assistant, result].map((r) => JSON.stringify(r)).join('\n') + '\n'));
-    const call = p.events.map((e) => JSON.parse(e.line) as Obj).find((e) => e['type'] === 'tool_call');
+    const call = p.events.map((e) => JSON.parse(e.envelope.text) as Obj).find((e) => e['type'] === 'tool_call');
     expect(call).toMatchObject({ harness: 'openclaw', session_id: 's-1', status: 'error', error: "ENOENT: no such file or directory, access '/w/MEMORY.md'", output: text, duration_ms: 50 });
   });
 });

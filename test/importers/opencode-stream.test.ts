@@ -194,10 +194,10 @@ describe('what the streaming opencode parser holds', () => {
     expect(expected.events).toHaveLength(9);
     expect(expected.malformed).toEqual([]);
     const bounded = parseOpencodeFile(PATH, data, {}, { maxHeldChars: 15_000 });
-    const slowOf = (events: readonly { line: string }[]): Obj => JSON.parse(events.find((e) => e.line.includes('"call_id":"slow"'))?.line ?? '{}') as Obj;
+    const slowOf = (events: readonly { envelope: { text: string } }[]): Obj => JSON.parse(events.find((e) => e.envelope.text.includes('"call_id":"slow"'))?.envelope.text ?? '{}') as Obj;
     expect(slowOf(expected.events)).toMatchObject({ status: 'ok', output: 'done' });
     expect(slowOf(bounded.events)).toMatchObject({ status: 'pending' });
-    const others = (events: readonly { line: string }[]): string[] => events.map((e) => e.line).filter((l) => !l.includes('"call_id":"slow"'));
+    const others = (events: readonly { envelope: { text: string } }[]): string[] => events.map((e) => e.envelope.text).filter((l) => !l.includes('"call_id":"slow"'));
     expect(others(bounded.events)).toEqual(others(expected.events));
     expect(bounded.malformed?.map((m) => [m.line, m.problem])).toEqual([[10, 'already_written']]);
     expect(bounded.skipped).toMatchObject({ written_before_final: 1 });

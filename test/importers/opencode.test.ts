@@ -25,7 +25,7 @@ type Event = Record<string, unknown> & { type: string; event_id: string };
 
 function parse(path: string): ParsedFile & { parsed: Event[] } {
   const result = opencodeImporter.parseFile(path, readFileSync(path));
-  return { ...result, parsed: result.events.map((e) => JSON.parse(e.line) as Event) };
+  return { ...result, parsed: result.events.map((e) => JSON.parse(e.envelope.text) as Event) };
 }
 
 const toolCalls = (events: Event[]): Event[] => events.filter((e) => e.type === 'tool_call');
@@ -64,7 +64,7 @@ describe.skipIf(NO_SAMPLES)('opencode storage objects dumped as JSONL (jazzyalex
     });
     expect(u).not.toHaveProperty('cache_read_tokens');
     expect(u).not.toHaveProperty('reasoning_tokens');
-    expect(r.events.find((e) => e.line.includes('"usage"'))?.source).toBe(`${STORAGE_DUMP}:2`);
+    expect(r.events.find((e) => e.envelope.text.includes('"usage"'))?.source).toBe(`${STORAGE_DUMP}:2`);
   });
 
   it('joins a tool part to its message (model, turn) and keeps the input verbatim', () => {
@@ -80,7 +80,7 @@ describe.skipIf(NO_SAMPLES)('opencode storage objects dumped as JSONL (jazzyalex
     });
     // A non-zero exit keeps status "completed": stored as ok, as opencode reported it.
     expect(large?.['status']).toBe('ok');
-    expect(r.events[1]?.line).toContain(',"input":{"command":"ls /non-existent-directory","cwd":"/tmp/large"}}');
+    expect(r.events[1]?.envelope.text).toContain(',"input":{"command":"ls /non-existent-directory","cwd":"/tmp/large"}}');
     expect(sampleLine(STORAGE_DUMP, 3)).toContain('"input":{"command":"ls /non-existent-directory","cwd":"/tmp/large"}');
     // Its message is not in the file: no model, no turn.
     expect(small).toMatchObject({ call_id: 'call_1', session_id: 's_stage0_small', model: '', turn_id: '', ts: '2024-10-27T03:33:22.500Z', duration_ms: 500 });
@@ -118,7 +118,7 @@ describe.skipIf(NO_SAMPLES)('opencode run --format json capture (rickywo/Formic,
     const line = sampleLine(RUN_CAPTURE, 5);
     const raw = line.slice(line.indexOf('"input":') + 8, line.indexOf(',"output":'));
     expect(raw.startsWith('{"patchText":"*** Begin Patch\\n')).toBe(true);
-    expect(r.events[2]?.line.endsWith(`,"input":${raw}}`)).toBe(true);
+    expect(r.events[2]?.envelope.text.endsWith(`,"input":${raw}}`)).toBe(true);
   });
 
   it('the derived step fixture yields the same usage event ids (deduplicated across files)', () => {
@@ -154,7 +154,7 @@ describe('opencode records the importer does not turn into events', () => {
       [9, 'tool:no_time', lines[8]],
     ]);
     expect(r.malformed?.[1]?.endOffset).toBe(Buffer.byteLength(text) + 1);
-    const events = r.events.map((e) => JSON.parse(e.line) as Event);
+    const events = r.events.map((e) => JSON.parse(e.envelope.text) as Event);
     expect(events.map((e) => [e['call_id'], e['status'], e['error'] ?? null, e['duration_ms'] ?? null])).toEqual([
       ['call_9', 'error', 'rg: src: No such file or directory', 250],
       ['call_8', 'pending', null, null],
@@ -247,7 +247,7 @@ describe.skipIf(NO_SAMPLES)('opencode storage layout', () => {
     expect(partFile?.events[0]?.source).toBe(`${partFile?.f}:#0`);
     expect(partFile?.events[0]?.endOffset).toBe(readFileSync(partFile?.f ?? '').length);
     // The pretty-printed input is kept as written, whitespace included.
-    expect(partFile?.events[0]?.line).toContain('"input":{\n      "command": "ls /non-existent-directory",\n      "cwd": "/tmp/large"\n    }');
+    expect(partFile?.events[0]?.envelope.text).toContain('"input":{\n      "command": "ls /non-existent-directory",\n      "cwd": "/tmp/large"\n    }');
   });
 });
 
@@ -272,7 +272,7 @@ describe.skipIf(NO_SAMPLES)('opencode export (`opencode export <sessionID>`: {in
     expect(r.parsed.find((e) => e.type === 'tool_call')).toMatchObject({ model: 'openai/gpt-4o-mini', turn_id: 'm_user_large_1', status: 'ok' });
     expect(r.events.map((e) => e.source.slice(file.length))).toEqual([':#1', ':#2']);
     const indent = ' '.repeat(14);
-    expect(r.events[1]?.line).toContain(`"input":{\n${indent}"command": "ls /non-existent-directory",\n${indent}"cwd": "/tmp/large"\n${' '.repeat(12)}}}`);
+    expect(r.events[1]?.envelope.text).toContain(`"input":{\n${indent}"command": "ls /non-existent-directory",\n${indent}"cwd": "/tmp/large"\n${' '.repeat(12)}}}`);
   });
 });
 

@@ -19,7 +19,7 @@ type Event = Record<string, unknown> & { type: string };
 
 describe('Claude Code OTel events: parser', () => {
   const parsed = otlpImporter.parseFile(FIXTURE, readFileSync(FIXTURE));
-  const events = parsed.events.map((e) => JSON.parse(e.line) as Event);
+  const events = parsed.events.map((e) => JSON.parse(e.envelope.text) as Event);
 
   it('reads 14 log records: 7 connections (6 named), 1 request, 4 decisions (1 reject), 2 results, 1 compaction', () => {
     expect(parsed.recordsRead).toBe(14);

@@ -26,12 +26,12 @@ type Event = Record<string, unknown> & { type: string; event_id: string };
 
 function parse(path: string, options?: OtlpParseOptions): ParsedFile & { parsed: Event[] } {
   const result = options ? parseOtlpFile(path, readFileSync(path), options) : otlpImporter.parseFile(path, readFileSync(path));
-  return { ...result, parsed: result.events.map((e) => JSON.parse(e.line) as Event) };
+  return { ...result, parsed: result.events.map((e) => JSON.parse(e.envelope.text) as Event) };
 }
 
 function parseText(text: string, options?: OtlpParseOptions): ParsedFile & { parsed: Event[] } {
   const result = parseOtlpFile('/tmp/x.jsonl', Buffer.from(text), options);
-  return { ...result, parsed: result.events.map((e) => JSON.parse(e.line) as Event) };
+  return { ...result, parsed: result.events.map((e) => JSON.parse(e.envelope.text) as Event) };
 }
 
 const sum = (events: Event[], field: string): number => events.reduce((n, e) => n + (typeof e[field] === 'number' ? e[field] : 0), 0);
@@ -87,7 +87,7 @@ describe.skipIf(!CLAUDE_DIR)('Claude Code OTLP logs (exequieldeferrari/axiom, Cl
     expect(pretty.events.map((e) => e.source)).toEqual([`${CLAUDE_PRETTY}:#2`, `${CLAUDE_PRETTY}:#3`, `${CLAUDE_PRETTY}:#4`]);
     expect(new Set(pretty.events.map((e) => e.endOffset))).toEqual(new Set([readFileSync(CLAUDE_PRETTY).length]));
     const compact = parse(CLAUDE_COMPACT);
-    expect(compact.events.map((e) => e.line)).toEqual(pretty.events.map((e) => e.line));
+    expect(compact.events.map((e) => e.envelope.text)).toEqual(pretty.events.map((e) => e.envelope.text));
     expect(compact.events.map((e) => e.source)).toEqual([1, 1, 1].map((n) => `${CLAUDE_COMPACT}:${n}`));
     expect(compact.recordsRead).toBe(5);
   });
@@ -235,7 +235,7 @@ describe('OTel GenAI conventions the samples do not show (synthetic spans)', () 
       model: 'claude-sonnet-4-5',
       input: { command: 'make test', timeout: 60000 },
     });
-    expect(r.events[1]?.line).toContain('"input":{"command":"make test","timeout":60000}');
+    expect(r.events[1]?.envelope.text).toContain('"input":{"command":"make test","timeout":60000}');
     expect(weather).toMatchObject({ harness: 'mcp', tool: 'weather__get-weather', status: 'ok', input: {}, ts: '2026-08-11T00:14:57.000Z' });
   });
 

@@ -54,7 +54,7 @@ const T0 = Date.parse('2026-05-01T10:00:01.000Z');
 function parse(records: readonly (Obj | string)[], path = '/home/u/.pi/agent/sessions/--w-app--/2026-05-01T10-00-00-000Z_sess-1.jsonl') {
   const text = records.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n';
   const parsed = parsePiFile(path, Buffer.from(text, 'utf8'));
-  return { ...parsed, malformed: parsed.malformed ?? [], text, parsedEvents: parsed.events.map((e) => JSON.parse(e.line) as Obj) };
+  return { ...parsed, malformed: parsed.malformed ?? [], text, parsedEvents: parsed.events.map((e) => JSON.parse(e.envelope.text) as Obj) };
 }
 
 describe('pi-agent paths', () => {
@@ -118,8 +118,8 @@ describe('pi-agent parser', () => {
   it('keeps the raw arguments byte for byte (key order, big integers, escapes)', () => {
     const raw = `{"type":"message","id":"a1","parentId":null,"timestamp":"2026-05-01T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"limit":18446744073709551617,"path":"caf\\u00e9.ts"}}],"model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0},"stopReason":"toolUse","timestamp":1}}`;
     const p = parse([HEADER, raw, result('r1', 'c1', '2026-05-01T10:00:03.000Z', 'x')]);
-    const e = p.events.find((x) => x.line.includes('"tool_call"'));
-    expect(e?.line.endsWith(',"input":{"limit":18446744073709551617,"path":"caf\\u00e9.ts"}}')).toBe(true);
+    const e = p.events.find((x) => x.envelope.text.includes('"tool_call"'));
+    expect(e?.envelope.text.endsWith(',"input":{"limit":18446744073709551617,"path":"caf\\u00e9.ts"}}')).toBe(true);
   });
 
   it('makes the calls of a response that stopped with error or aborted errors at once (they never ran), and a call without result pending', () => {
@@ -148,8 +148,8 @@ describe('pi-agent parser', () => {
       { ...result('x', 'c1', '2026-05-01T10:00:04.000Z', 'ok'), id: undefined, parentId: undefined },
     ];
     const v3 = v1.map((e, i) => (i === 0 ? { ...e, version: 3 } : { ...e, id: `e000000${i}`, parentId: i > 1 ? `e000000${i - 1}` : null }));
-    const a = parse(v1).events.map((e) => e.line);
-    const b = parse(v3).events.map((e) => e.line);
+    const a = parse(v1).events.map((e) => e.envelope.text);
+    const b = parse(v3).events.map((e) => e.envelope.text);
     expect(a).toHaveLength(2);
     expect(b).toEqual(a);
   });
@@ -403,7 +403,7 @@ if (!haveReal) {
 describe.skipIf(!haveReal)('pi-agent on real pi sessions (pi-mono test fixtures), against the figures computed with figures.py', () => {
   const figures = (name: string) => {
     const p = parsePiFile(join(REAL, name), readFileSync(join(REAL, name)));
-    const events = p.events.map((e) => JSON.parse(e.line) as Obj);
+    const events = p.events.map((e) => JSON.parse(e.envelope.text) as Obj);
     const u = events.filter((e) => e['type'] === 'usage');
     const sum = (k: string): number => u.reduce((n, e) => n + Number(e[k] ?? 0), 0);
     const calls = events.filter((e) => e['type'] === 'tool_call');

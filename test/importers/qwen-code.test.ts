@@ -59,7 +59,7 @@ const OPENAI_USAGE = { promptTokenCount: 1000, candidatesTokenCount: 150, cached
 function parse(records: readonly (Obj | string)[], path = '/home/u/.qwen/projects/-w-app/chats/sess-1.jsonl') {
   const text = records.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n';
   const parsed = parseQwenFile(path, Buffer.from(text, 'utf8'));
-  return { ...parsed, malformed: parsed.malformed ?? [], text, parsedEvents: parsed.events.map((e) => JSON.parse(e.line) as Obj) };
+  return { ...parsed, malformed: parsed.malformed ?? [], text, parsedEvents: parsed.events.map((e) => JSON.parse(e.envelope.text) as Obj) };
 }
 
 describe('qwen-code paths', () => {
@@ -147,7 +147,7 @@ describe('qwen-code parser', () => {
   it('keeps the raw args byte for byte (key order, big integers, escapes)', () => {
     const raw = `{"uuid":"a1","sessionId":"sess-1","timestamp":"2026-05-01T10:00:02.000Z","type":"assistant","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"read_file","args":{"limit":18446744073709551617,"file_path":"caf\\u00e9.ts"}}}]}}`;
     const p = parse([raw, result('c1', 'success', { output: 'x' })]);
-    expect(p.events[0]?.line.endsWith(',"input":{"limit":18446744073709551617,"file_path":"caf\\u00e9.ts"}}')).toBe(true);
+    expect(p.events[0]?.envelope.text.endsWith(',"input":{"limit":18446744073709551617,"file_path":"caf\\u00e9.ts"}}')).toBe(true);
   });
 
   it('refuses args nested deeper than an event may be (the decoder\'s default --max-depth) as one malformed record', () => {

@@ -38,7 +38,7 @@ describe('roo-code usage', () => {
       { apiProtocol: 'openai', tokensIn: 100, tokensOut: 1, cacheWrites: 0, cacheReads: 80 },
       { tokensIn: 300, tokensOut: 1 },
     ));
-    expect(p.events.map((e) => (JSON.parse(e.line) as Obj)['input_tokens'])).toEqual([14, 9, 20, 300]);
+    expect(p.events.map((e) => (JSON.parse(e.envelope.text) as Obj)['input_tokens'])).toEqual([14, 9, 20, 300]);
     expect(p.skipped).toEqual({ input_total_split: 2 });
   });
 });

@@ -158,7 +158,7 @@ await forEachEngine('test/mcp/mcp.e2e.test.ts', (engine) => describe('MCP lifecy
     ]);
 
     await truncateAll(sink);
-    const lines = importer.parseFile(TRANSCRIPT, readFileSync(TRANSCRIPT)).events.map((e) => e.line);
+    const lines = importer.parseFile(TRANSCRIPT, readFileSync(TRANSCRIPT)).events.map((e) => e.envelope.text);
     const envelope = join(dir, 'imported-envelope.jsonl');
     writeFileSync(envelope, `${lines.join('\n')}\n`);
     await replayPaths([envelope], sink);

@@ -6,7 +6,7 @@
 // (with its line); lines of messages that carry no tool call are counted.
 import type { Harness } from '../../canonical/meta.ts';
 import { findSpan } from '../../util/json-spans.ts';
-import { stableEventId, toolCallLine, type RawToolInput } from '../envelope.ts';
+import { stableEventId, toolCallEnvelope, type RawToolInput } from '../envelope.ts';
 import { describeValue, MalformedStream, rawOf, readObject, type RawLine } from '../lines.ts';
 import { LastLines, parseLinesWith, ReleaseQueue, type Held } from '../stream.ts';
 import type { ImportOutput, LineParser, LineReading, MalformedRecord, ParsedFile } from '../types.ts';
@@ -380,7 +380,7 @@ export class AcpParser implements LineParser {
     // The error text: what the client was shown (text content), else the raw output.
     const error = status === 'error' ? (call.contentText || output) : undefined;
     const durationMs = status !== 'pending' && call.firstMs !== undefined && call.finishedMs !== undefined && call.finishedMs >= call.firstMs ? call.finishedMs - call.firstMs : undefined;
-    const line = toolCallLine(
+    const line = toolCallEnvelope(
       {
         event_id: stableEventId('acp', call.sessionId, call.toolCallId),
         ts: new Date(startMs).toISOString(),
@@ -399,7 +399,7 @@ export class AcpParser implements LineParser {
       inputOf(call.rawInput),
     );
     // Calls are in the order they started.
-    this.queue.ready({ a: call.firstLine.lineNo, b: 0 }, { line, source: call.source, endOffset: call.endOffset });
+    this.queue.ready({ a: call.firstLine.lineNo, b: 0 }, { envelope: line, source: call.source, endOffset: call.endOffset });
   }
 }
 

@@ -5,7 +5,7 @@
 // `> Commit <sha> <message>`: commit) — aider has no tool calls in the LLM sense. A session is a
 // `# aider chat started at <local time>` header; a turn is a `#### ` input block. Every event is
 // handed out at its own line; a `> Tokens:` line that does not read is a malformed record.
-import { stableEventId, type ToolCallFields, toolCallLineWithin, usageLine } from '../envelope.ts';
+import { stableEventId, type ToolCallFields, toolCallEnvelopeWithin, usageEnvelope } from '../envelope.ts';
 import { MAX_ID_CHARS } from '../json.ts';
 import { MalformedStream, type RawLine } from '../lines.ts';
 import { parseLinesWith } from '../stream.ts';
@@ -117,7 +117,7 @@ export class AiderParser implements LineParser {
     // The line's number names the request: the file is only appended.
     const key = `L${line.lineNo}`;
     this.output.event({
-      line: usageLine({
+      envelope: usageEnvelope({
         event_id: stableEventId('aider', this.session, 'usage', key),
         ts: this.ts,
         harness: 'aider',
@@ -149,8 +149,8 @@ export class AiderParser implements LineParser {
       tool,
       status: 'ok',
     };
-    const { line: text } = toolCallLineWithin(fields, { json: JSON.stringify(input) });
-    this.output.event({ line: text, source: `${this.path}:${line.lineNo}`, endOffset: line.endOffset });
+    const { envelope: text } = toolCallEnvelopeWithin(fields, { json: JSON.stringify(input) });
+    this.output.event({ envelope: text, source: `${this.path}:${line.lineNo}`, endOffset: line.endOffset });
   }
 
   end(): void {

@@ -9,7 +9,7 @@
 import { basename } from 'node:path';
 import { DEFAULT_LIMITS } from '../../decode/event.ts';
 import { indexArray, findSpan, skipValue } from '../../util/json-spans.ts';
-import { errorSummary, normaliseTimestamp, stableEventId, type RawToolInput, type ToolCallFields, toolCallLineWithin, usageLine } from '../envelope.ts';
+import { errorSummary, normaliseTimestamp, stableEventId, type RawToolInput, type ToolCallFields, toolCallEnvelopeWithin, usageEnvelope, type Envelope } from '../envelope.ts';
 import { idMember, isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';
 import { describeValue, MalformedRecords, readObject } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';
@@ -71,8 +71,8 @@ class ThreadFile {
     this.malformed.add({ raw, line: lineNo, problem, detail, endOffset: this.data.length });
   }
 
-  emit(line: string, e: Element): void {
-    this.events.push({ line, source: `${this.path}:${e.lineNo}`, endOffset: this.data.length });
+  emit(envelope: Envelope, e: Element): void {
+    this.events.push({ envelope, source: `${this.path}:${e.lineNo}`, endOffset: this.data.length });
   }
 
   /** The thread's messages, or undefined after a malformed record for the whole document. */
@@ -186,7 +186,7 @@ function readThread(f: ThreadFile, elements: readonly Element[]): void {
       else {
         usageKeys.add(messageId);
         const folds = foldsCacheCreationIntoInput(model);
-        f.emit(usageLine({
+        f.emit(usageEnvelope({
           event_id: stableEventId('amp', f.threadId, 'usage', messageId),
           ts,
           harness: 'amp',
@@ -246,9 +246,9 @@ function readThread(f: ThreadFile, elements: readonly Element[]): void {
       ...(o?.error === undefined ? {} : { error: o.error }),
       ...(Number.isSafeInteger(d) && d >= 0 ? { duration_ms: d } : {}),
     };
-    const { line, truncated } = toolCallLineWithin(fields, call.input);
+    const { envelope, truncated } = toolCallEnvelopeWithin(fields, call.input);
     if (truncated) f.skip('output_truncated');
-    f.emit(line, call.e);
+    f.emit(envelope, call.e);
   }
 }
 

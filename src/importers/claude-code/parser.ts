@@ -4,7 +4,7 @@
 // is handed out as soon as it is final. No I/O, never throws on a bad record (it is returned as
 // malformed, with its line, or counted when it is a record type skipped on purpose).
 import { findSpan } from '../../util/json-spans.ts';
-import { MAX_EVENT_LINE_BYTES, normaliseTimestamp, toolCallLine, usageLine, type RawToolInput, type ToolCallFields } from '../envelope.ts';
+import { MAX_EVENT_LINE_BYTES, normaliseTimestamp, toolCallEnvelope, usageEnvelope, type RawToolInput, type ToolCallFields, type Envelope } from '../envelope.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';
 import { claudeCodeCallEventId, claudeCodeUsageEventId } from './ids.ts';
 import type { ImportOutput, ImportedEvent, LineParser, LineReading, MalformedRecord } from '../types.ts';
@@ -212,10 +212,11 @@ function isLow(c: number): boolean {
  * Removes the end of `output` until the event line fits `maxBytes`: walks back from the end
  * adding up the encoded size of what it removes, never splitting a surrogate pair.
  */
-function fitOutput(fields: ToolCallFields, input: RawToolInput, maxBytes: number): { line: string; truncated: boolean } {
-  let line = toolCallLine(fields, input);
-  let bytes = Buffer.byteLength(line, 'utf8');
-  if (bytes <= maxBytes || fields.output === undefined) return { line, truncated: false };
+function fitOutput(fields: ToolCallFields, input: RawToolInput, maxBytes: number): { envelope: Envelope; truncated: boolean } {
+  let envelope = toolCallEnvelope(fields, input);
+  if (fields.output === undefined || envelope.mostBytes <= maxBytes) return { envelope, truncated: false };
+  let bytes = Buffer.byteLength(envelope.text, 'utf8');
+  if (bytes <= maxBytes) return { envelope, truncated: false };
   let output = fields.output;
   while (bytes > maxBytes && output.length > 0) {
     let cut = output.length;
@@ -223,10 +224,10 @@ function fitOutput(fields: ToolCallFields, input: RawToolInput, maxBytes: number
     while (cut > 0 && removed < bytes - maxBytes) removed += jsonUnitBytes(output, --cut);
     if (cut > 0 && isHigh(output.charCodeAt(cut - 1)) && isLow(output.charCodeAt(cut))) cut--;
     output = output.slice(0, cut);
-    line = toolCallLine({ ...fields, output }, input);
-    bytes = Buffer.byteLength(line, 'utf8');
+    envelope = toolCallEnvelope({ ...fields, output }, input);
+    bytes = Buffer.byteLength(envelope.text, 'utf8');
   }
-  return { line, truncated: true };
+  return { envelope, truncated: true };
 }
 
 function count(skipped: Record<string, number>, key: string): void {
@@ -686,7 +687,7 @@ export class TranscriptParser implements LineParser {
 
   private usageEvent(r: ResponseState): ImportedEvent {
     const u = r.usage;
-    const line = usageLine({
+    const line = usageEnvelope({
       event_id: claudeCodeUsageEventId(r.sessionId, r.requestId, r.messageId),
       ts: r.ts,
       harness: HARNESS,
@@ -700,7 +701,7 @@ export class TranscriptParser implements LineParser {
       ...(u.cache_read_input_tokens === undefined ? {} : { cache_read_tokens: u.cache_read_input_tokens }),
       ...(u.cache_creation_input_tokens === undefined ? {} : { cache_write_tokens: u.cache_creation_input_tokens }),
     });
-    return { line, source: this.source(r.lastLine), endOffset: r.lastLine.endOffset };
+    return { envelope: line, source: this.source(r.lastLine), endOffset: r.lastLine.endOffset };
   }
 
   private callEvent(call: ToolUseState): ImportedEvent {
@@ -733,9 +734,9 @@ export class TranscriptParser implements LineParser {
       };
       if (result.line.endOffset > completedBy.endOffset) completedBy = result.line;
     }
-    const { line, truncated } = fitOutput(fields, call.input, MAX_EMITTED_EVENT_BYTES);
+    const { envelope, truncated } = fitOutput(fields, call.input, MAX_EMITTED_EVENT_BYTES);
     if (truncated) count(this.skipped, 'output_truncated');
-    return { line, source: this.source(completedBy), endOffset: completedBy.endOffset };
+    return { envelope, source: this.source(completedBy), endOffset: completedBy.endOffset };
   }
 }
 

@@ -10,7 +10,7 @@
 import { basename, dirname } from 'node:path';
 import { DEFAULT_LIMITS } from '../../decode/event.ts';
 import { indexArray, skipValue } from '../../util/json-spans.ts';
-import { errorSummary, stableEventId, type ToolCallFields, toolCallLineWithin, usageLine } from '../envelope.ts';
+import { errorSummary, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, usageEnvelope, type Envelope } from '../envelope.ts';
 import { idMember, isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';
 import { describeValue, MalformedRecords, readObject } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';
@@ -76,8 +76,8 @@ class TaskFile {
     this.malformed.add({ raw: e.text, line: e.lineNo, problem, detail, endOffset: this.data.length });
   }
 
-  emit(line: string, e: Element): void {
-    this.events.push({ line, source: `${this.path}:${e.lineNo}`, endOffset: this.data.length });
+  emit(envelope: Envelope, e: Element): void {
+    this.events.push({ envelope, source: `${this.path}:${e.lineNo}`, endOffset: this.data.length });
   }
 
   /** The document's elements, or undefined after a malformed record for the whole file. */
@@ -181,7 +181,7 @@ function readUiMessages(f: TaskFile, elements: readonly Element[]): void {
     // their context windows are their own, so the figures go to an agent of their own.
     const agentId = say === 'subagent_usage' ? `subagents:${String(o['ts'])}` : f.agentId;
     f.emit(
-      usageLine({
+      usageEnvelope({
         event_id: stableEventId(f.family.harness, f.sessionId, 'usage', request),
         ts,
         harness: f.family.harness,
@@ -298,9 +298,9 @@ function emitCall(f: TaskFile, call: PendingCall, result: ToolResult | undefined
       ...(result.images > 0 ? { images: Math.min(result.images, 10_000) } : {}),
     };
   }
-  const { line, truncated } = toolCallLineWithin(fields, input);
+  const { envelope, truncated } = toolCallEnvelopeWithin(fields, input);
   if (truncated) f.skip('output_truncated');
-  f.emit(line, call.element);
+  f.emit(envelope, call.element);
 }
 
 /** Whether a user message is one the user wrote (a turn), not only tool results. */

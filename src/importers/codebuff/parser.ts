@@ -6,7 +6,7 @@
 // readers' order). Tool calls are not read (see README.md). Every event ends at the file's end
 // (completeBytes 0) under a stable id (the message's `id`, else its index): a re-read replaces.
 import { indexArray } from '../../util/json-spans.ts';
-import { normaliseTimestamp, stableEventId, usageLine } from '../envelope.ts';
+import { normaliseTimestamp, stableEventId, usageEnvelope } from '../envelope.ts';
 import { isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';
 import { describeValue, MalformedRecords, readObject } from '../lines.ts';
 import type { ImportedEvent, ParsedFile } from '../types.ts';
@@ -174,7 +174,7 @@ export function parseChatFile(path: string, data: Buffer): ParsedFile {
     if (seen.has(id)) return skip('repeated_message');
     seen.add(id);
     events.push({
-      line: usageLine({
+      envelope: usageEnvelope({
         event_id: stableEventId('codebuff', sessionId, 'usage', id),
         ts,
         harness: 'codebuff',

@@ -5,7 +5,7 @@
 import { basename } from 'node:path';
 import { MCP_HARNESS_PREFIX, MCP_SEPARATOR } from '../../canonical/mcp.ts';
 import { findSpan } from '../../util/json-spans.ts';
-import { MAX_EVENT_LINE_BYTES, normaliseTimestamp, stableEventId, toolCallLineWithin, usageLine, type RawToolInput, type ToolCallFields, type UsageFields } from '../envelope.ts';
+import { MAX_EVENT_LINE_BYTES, normaliseTimestamp, stableEventId, toolCallEnvelopeWithin, usageEnvelope, type RawToolInput, type ToolCallFields, type UsageFields, type Envelope } from '../envelope.ts';
 import { describeValue, MalformedStream, parseObject, readObject, type RawLine } from '../lines.ts';
 import { LastLines, parseLinesWith, ReleaseQueue, type Held } from '../stream.ts';
 import type { ImportOutput, LineParser, LineReading, ParsedFile } from '../types.ts';
@@ -611,7 +611,7 @@ export class RolloutParser implements LineParser {
       ...(delta.cache_write_input_tokens === undefined ? {} : { cache_write_tokens: delta.cache_write_input_tokens }),
       ...(window === undefined ? {} : { context_window_tokens: window }),
     };
-    this.emit(posOf(line), usageLine(fields));
+    this.emit(posOf(line), usageEnvelope(fields));
   }
 
   private onEventMsg(p: JsonObject, line: RawLine, time: LineTime): void {
@@ -640,8 +640,8 @@ export class RolloutParser implements LineParser {
   }
 
   /** An event completed by `line`: events are in the order of the lines that completed them. */
-  private emit(line: LinePos, text: string): void {
-    this.queue.ready({ a: line.lineNo, b: 0 }, { line: text, source: `${this.path}:${line.lineNo}`, endOffset: line.endOffset });
+  private emit(line: LinePos, envelope: Envelope): void {
+    this.queue.ready({ a: line.lineNo, b: 0 }, { envelope, source: `${this.path}:${line.lineNo}`, endOffset: line.endOffset });
   }
 
   private emitCall(c: CallState, outcome: { status: 'ok' | 'error' | 'pending'; error?: string; durationMs?: number }, completedBy: LinePos): void {
@@ -665,7 +665,7 @@ export class RolloutParser implements LineParser {
       ...(outcome.durationMs === undefined ? {} : { duration_ms: outcome.durationMs }),
       ...(images > 0 ? { images } : {}),
     };
-    const { line: text, truncated } = toolCallLineWithin(fields, c.input);
+    const { envelope: text, truncated } = toolCallEnvelopeWithin(fields, c.input);
     if (truncated) this.skip('output_truncated');
     this.emit(completedBy, text);
   }

@@ -6,7 +6,7 @@
 // usage is handed out at its shutdown line. Never throws on a bad record.
 import { DEFAULT_LIMITS } from '../../decode/event.ts';
 import { findSpan, skipValue } from '../../util/json-spans.ts';
-import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallLineWithin, type UsageFields, usageLine } from '../envelope.ts';
+import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, type UsageFields, usageEnvelope } from '../envelope.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';
 import { parseLinesWith } from '../stream.ts';
 import type { ImportOutput, LineParser, LineReading, ParsedFile } from '../types.ts';
@@ -205,9 +205,9 @@ export class CopilotParser implements LineParser {
         ...(complete.images > 0 ? { images: Math.min(complete.images, 10_000) } : {}),
       };
     }
-    const { line, truncated } = toolCallLineWithin(fields, call.input);
+    const { envelope, truncated } = toolCallEnvelopeWithin(fields, call.input);
     if (truncated) this.skip('output_truncated');
-    this.output.event({ line, source: this.source(completedBy), endOffset: completedBy.endOffset });
+    this.output.event({ envelope, source: this.source(completedBy), endOffset: completedBy.endOffset });
   }
 
   /** `assistant.usage` (one model call; marked ephemeral, written by some builds). */
@@ -270,7 +270,7 @@ export class CopilotParser implements LineParser {
       cache_write_tokens: f.cacheWrite,
       reasoning_tokens: f.reasoning,
     };
-    this.output.event({ line: usageLine(fields), source: this.source(line), endOffset: line.endOffset });
+    this.output.event({ envelope: usageEnvelope(fields), source: this.source(line), endOffset: line.endOffset });
   }
 
   end(): void {

@@ -9,7 +9,7 @@
 // (stable, so the row stays in its partition). Never throws on a bad record.
 import { DEFAULT_LIMITS } from '../../decode/event.ts';
 import { findSpan, skipValue } from '../../util/json-spans.ts';
-import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallLineWithin, usageLine } from '../envelope.ts';
+import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, usageEnvelope } from '../envelope.ts';
 import { idFault, idMember, isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';
 import { parseLinesWith } from '../stream.ts';
@@ -181,9 +181,9 @@ export class DroidParser implements LineParser {
       ...(outcome?.error === undefined ? {} : { error: outcome.error }),
       ...(duration === undefined ? {} : { duration_ms: duration }),
     };
-    const { line, truncated } = toolCallLineWithin(fields, call.input);
+    const { envelope, truncated } = toolCallEnvelopeWithin(fields, call.input);
     if (truncated) this.skip('output_truncated');
-    this.output.event({ line, source: `${this.context.path}:${at.lineNo}`, endOffset: at.endOffset });
+    this.output.event({ envelope, source: `${this.context.path}:${at.lineNo}`, endOffset: at.endOffset });
   }
 
   end(): void {
@@ -200,7 +200,7 @@ export class DroidParser implements LineParser {
     if (this.last === undefined || this.firstTs === undefined) return this.skip('settings:no_transcript_time');
     if (isZero(totals)) return this.skip('settings:usage_zero');
     this.output.event({
-      line: usageLine({
+      envelope: usageEnvelope({
         event_id: stableEventId('droid', this.ownId, 'usage', 'totals'),
         ts: this.firstTs,
         harness: 'droid',

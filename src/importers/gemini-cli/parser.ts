@@ -5,7 +5,7 @@
 // the same two passes). Pure: bytes in, events, malformed records and counts out; never throws
 // on a bad record.
 import { findSpan, indexArray, indexObject } from '../../util/json-spans.ts';
-import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallLineWithin, type UsageFields, usageLine } from '../envelope.ts';
+import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, type UsageFields, usageEnvelope, type Envelope } from '../envelope.ts';
 import { describeValue, lineAt, MalformedStream, readObject, type ObjectReading, type RawLine } from '../lines.ts';
 import { LastLines, parseLinesWith, ReleaseQueue, type Held } from '../stream.ts';
 import type { ImportOutput, ImportedEvent, LineParser, LineReading, MalformedRecord, ParsedFile } from '../types.ts';
@@ -499,7 +499,7 @@ export class GeminiParser implements LineParser {
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
       ...(result.images > 0 ? { images: Math.min(result.images, 10_000) } : {}),
     };
-    const { line: text, truncated } = toolCallLineWithin(fields, c.rawArgs);
+    const { envelope: text, truncated } = toolCallEnvelopeWithin(fields, c.rawArgs);
     if (truncated) this.skip('output_truncated');
     this.queue.ready({ a: c.record.lineNo, b: c.seq }, this.event(c.record, text));
   }
@@ -509,8 +509,8 @@ export class GeminiParser implements LineParser {
     this.released.set(key, this.index.lastLineOf(key));
   }
 
-  private event(record: RecordPos, line: string): ImportedEvent {
-    return { line, source: `${this.path}:${record.lineNo}`, endOffset: record.endOffset };
+  private event(record: RecordPos, envelope: Envelope): ImportedEvent {
+    return { envelope, source: `${this.path}:${record.lineNo}`, endOffset: record.endOffset };
   }
 
   private finishMessage(m: MessageState): void {
@@ -536,7 +536,7 @@ export class GeminiParser implements LineParser {
       cache_read_tokens: t.cached,
       reasoning_tokens: t.thoughts,
     };
-    this.queue.ready({ a: m.tokens.record.lineNo, b: usageRank(m) }, this.event(m.tokens.record, usageLine(fields)));
+    this.queue.ready({ a: m.tokens.record.lineNo, b: usageRank(m) }, this.event(m.tokens.record, usageEnvelope(fields)));
   }
 }
 

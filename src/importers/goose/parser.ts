@@ -6,7 +6,7 @@
 // agent of its parent session. The database changes anywhere, so it is read whole (completeBytes
 // 0) and every event has a stable id: a re-read replaces. A row that cannot be read is a
 // malformed record whose line is the row's id in its table; never throws.
-import { errorSummary, stableEventId, type RawToolInput, type ToolCallFields, toolCallLineWithin, type UsageFields, usageLine } from '../envelope.ts';
+import { errorSummary, stableEventId, type RawToolInput, type ToolCallFields, toolCallEnvelopeWithin, type UsageFields, usageEnvelope, type Envelope } from '../envelope.ts';
 import { isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';
 import { describeValue, MalformedRecords } from '../lines.ts';
 import { isSqlite, type Row, SqliteCopy } from '../sqlite.ts';
@@ -63,8 +63,8 @@ class GooseDb {
     this.malformed.add({ raw: JSON.stringify({ table, ...row }), line: id !== undefined && id > 0 ? id : 1, problem: `${table}:${problem}`, detail, endOffset: this.data.length });
   }
 
-  emit(line: string, table: string, id: unknown): void {
-    this.events.push({ line, source: `${this.path}:${String(count(id) ?? 1)}`, endOffset: this.data.length });
+  emit(envelope: Envelope, table: string, id: unknown): void {
+    this.events.push({ envelope, source: `${this.path}:${String(count(id) ?? 1)}`, endOffset: this.data.length });
     void table;
   }
 
@@ -85,7 +85,7 @@ class GooseDb {
   usage(fields: Omit<UsageFields, 'harness' | 'session_id' | 'agent_id'>, sessionId: string, agentId: string | undefined, table: string, rowId: unknown): void {
     const p = this.place(sessionId);
     const agent = agentId ?? p.agentId;
-    this.emit(usageLine({ ...fields, harness: 'goose', session_id: p.sessionId, ...(agent === undefined ? {} : { agent_id: agent }) }), table, rowId);
+    this.emit(usageEnvelope({ ...fields, harness: 'goose', session_id: p.sessionId, ...(agent === undefined ? {} : { agent_id: agent }) }), table, rowId);
   }
 }
 
@@ -249,9 +249,9 @@ function readMessages(db: GooseDb, rows: readonly Row[]): void {
       ...(res?.error === undefined ? {} : { error: res.error }),
       ...(Number.isSafeInteger(d) && d >= 0 ? { duration_ms: d } : {}),
     };
-    const { line, truncated } = toolCallLineWithin(fields, call.input);
+    const { envelope, truncated } = toolCallEnvelopeWithin(fields, call.input);
     if (truncated) db.skip('output_truncated');
-    db.emit(line, 'messages', call.rowId);
+    db.emit(envelope, 'messages', call.rowId);
   }
 }
 

@@ -7,7 +7,7 @@
 // `tool_call_id`. A delegated session (`parent_session_id`, its parent not ended by compression)
 // is an agent of its parent. Read whole (completeBytes 0); a row that cannot be read is a malformed
 // record whose line is its row id (sessions: 1-based row number); never throws.
-import { errorSummary, stableEventId, type RawToolInput, type ToolCallFields, toolCallLineWithin, usageLine } from '../envelope.ts';
+import { errorSummary, stableEventId, type RawToolInput, type ToolCallFields, toolCallEnvelopeWithin, usageEnvelope, type Envelope } from '../envelope.ts';
 import { isObject, MAX_ID_CHARS } from '../json.ts';
 import { describeValue, MalformedRecords } from '../lines.ts';
 import { isSqlite, type Row, SqliteCopy } from '../sqlite.ts';
@@ -57,8 +57,8 @@ class HermesDb {
     this.malformed.add({ raw: JSON.stringify({ table, ...row }), line: Math.max(1, line), problem: `${table}:${problem}`, detail, endOffset: this.data.length });
   }
 
-  emit(line: string, at: number): void {
-    this.events.push({ line, source: `${this.path}:${Math.max(1, at)}`, endOffset: this.data.length });
+  emit(envelope: Envelope, at: number): void {
+    this.events.push({ envelope, source: `${this.path}:${Math.max(1, at)}`, endOffset: this.data.length });
   }
 
   place(id: string): Place {
@@ -92,7 +92,7 @@ function readSessions(db: HermesDb, rows: readonly Row[]): void {
     if (ts === undefined) return db.bad('sessions', i + 1, r, 'no_time', `\`started_at\` is ${describeValue(r['started_at'])}, not a time in seconds.`);
     const p = db.place(id);
     const model = str(r['model']);
-    db.emit(usageLine({
+    db.emit(usageEnvelope({
       event_id: stableEventId('hermes_agent', id, 'usage', 'totals'),
       ts,
       harness: 'hermes_agent',
@@ -238,9 +238,9 @@ function readMessages(db: HermesDb, rows: readonly Row[], servers: readonly stri
       ...(res?.error === undefined ? {} : { error: res.error }),
       ...(Number.isSafeInteger(d) && d >= 0 ? { duration_ms: d } : {}),
     };
-    const { line, truncated } = toolCallLineWithin(fields, call.input);
+    const { envelope, truncated } = toolCallEnvelopeWithin(fields, call.input);
     if (truncated) db.skip('output_truncated');
-    db.emit(line, call.rowId);
+    db.emit(envelope, call.rowId);
   }
 }
 

@@ -12,7 +12,7 @@
 // out at its own line. Never throws on a bad record.
 import { DEFAULT_LIMITS } from '../../decode/event.ts';
 import { findSpan, skipValue } from '../../util/json-spans.ts';
-import { errorSummary, type RawToolInput, stableEventId, type ToolCallFields, toolCallLineWithin, type UsageFields, usageLine } from '../envelope.ts';
+import { errorSummary, type RawToolInput, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, type UsageFields, usageEnvelope } from '../envelope.ts';
 import { idFault, idMember, isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';
 import { parseLinesWith } from '../stream.ts';
@@ -285,7 +285,7 @@ export class KimiParser implements LineParser {
       cache_read_tokens: usage.cacheRead,
       cache_write_tokens: usage.cacheCreation,
     };
-    this.output.event({ line: usageLine(fields), source: `${this.path}:${line.lineNo}`, endOffset: line.endOffset });
+    this.output.event({ envelope: usageEnvelope(fields), source: `${this.path}:${line.lineNo}`, endOffset: line.endOffset });
   }
 
   private finish(call: PendingCall, outcome: Outcome, ts: string, line: RawLine): void {
@@ -311,9 +311,9 @@ export class KimiParser implements LineParser {
       ...(outcome?.error === undefined ? {} : { error: outcome.error }),
       ...(duration === undefined ? {} : { duration_ms: duration }),
     };
-    const { line, truncated } = toolCallLineWithin(fields, inputOf(call));
+    const { envelope, truncated } = toolCallEnvelopeWithin(fields, inputOf(call));
     if (truncated) this.skip('output_truncated');
-    this.output.event({ line, source: `${this.path}:${at.lineNo}`, endOffset: at.endOffset });
+    this.output.event({ envelope, source: `${this.path}:${at.lineNo}`, endOffset: at.endOffset });
   }
 
   end(): void {

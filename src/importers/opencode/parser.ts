@@ -5,7 +5,7 @@
 // keeps a part's model and turn in its message's file). A record that cannot be read is returned
 // as malformed with its line and bytes; one skipped on purpose is counted.
 import { findSpan, indexArray } from '../../util/json-spans.ts';
-import { stableEventId, toolCallLine, usageLine, type RawToolInput } from '../envelope.ts';
+import { stableEventId, toolCallEnvelope, usageEnvelope, type RawToolInput } from '../envelope.ts';
 import { describeValue, lineAt, MalformedRecords, MalformedStream, readObject, type RawLine } from '../lines.ts';
 import { LastLines, parseLinesWith, ReleaseQueue, type Held } from '../stream.ts';
 import type { ImportOutput, ImportedEvent, LineParser, LineReading, MalformedRecord, ParsedFile } from '../types.ts';
@@ -311,7 +311,7 @@ function settle(obs: Observations, context: OpencodeParseContext, sink: SettleSi
     const status = STATUS[t.part.status] ?? 'pending';
     const durationMs = t.part.startMs !== undefined && t.part.endMs !== undefined && t.part.endMs >= t.part.startMs ? Math.round(t.part.endMs - t.part.startMs) : undefined;
     const eventId = stableEventId('opencode', sessionID, callID);
-    const line = toolCallLine(
+    const line = toolCallEnvelope(
       {
         event_id: eventId,
         ts: epochMsToRfc3339(startMs),
@@ -328,7 +328,7 @@ function settle(obs: Observations, context: OpencodeParseContext, sink: SettleSi
       },
       rawInputOf(t.text, t.base, t.partPath),
     );
-    offer({ event: { line, source: t.source, endOffset: t.endOffset }, order: t.order, finished: status !== 'pending' }, eventId);
+    offer({ event: { envelope: line, source: t.source, endOffset: t.endOffset }, order: t.order, finished: status !== 'pending' }, eventId);
   }
 
   // Usage: one event per assistant message (dedup key: session + message id). The message's
@@ -383,7 +383,7 @@ function settle(obs: Observations, context: OpencodeParseContext, sink: SettleSi
       continue;
     }
     const eventId = stableEventId('opencode', 'usage', sessionID, messageID);
-    const line = usageLine({
+    const line = usageEnvelope({
       event_id: eventId,
       ts: epochMsToRfc3339(ms),
       harness: 'opencode',
@@ -397,7 +397,7 @@ function settle(obs: Observations, context: OpencodeParseContext, sink: SettleSi
       ...(tokens.cacheWrite !== undefined ? { cache_write_tokens: tokens.cacheWrite } : {}),
       ...(tokens.reasoning !== undefined ? { reasoning_tokens: tokens.reasoning } : {}),
     });
-    byId.set(eventId, { event: { line, source: u.obs.source, endOffset: u.obs.endOffset }, order: u.obs.order, finished: true });
+    byId.set(eventId, { event: { envelope: line, source: u.obs.source, endOffset: u.obs.endOffset }, order: u.obs.order, finished: true });
   }
   for (const c of byId.values()) sink.candidate(c);
 }

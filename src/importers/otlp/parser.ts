@@ -6,7 +6,7 @@ import type { Harness } from '../../canonical/meta.ts';
 import { USAGE_CONVENTIONS } from '../../accounting/conventions.ts';
 import { findSpan } from '../../util/json-spans.ts';
 import { claudeCodeCallEventId, claudeCodeUsageEventId } from '../claude-code/ids.ts';
-import { stableEventId, toolCallLine, usageLine, type RawToolInput } from '../envelope.ts';
+import { stableEventId, toolCallEnvelope, usageEnvelope, type RawToolInput, Envelope } from '../envelope.ts';
 import { describeValue, lineAt, MalformedRecords, parseObject, rawOf, readObject, splitCompleteLines } from '../lines.ts';
 import type { ImportedEvent, MalformedRecord, ParsedFile } from '../types.ts';
 import {
@@ -114,9 +114,9 @@ interface McpStatusFields {
   readonly error?: string;
 }
 
-/** An `mcp_status` envelope line (schemas/mcp-status-event.v1.schema.json). */
-function mcpStatusLine(fields: McpStatusFields): string {
-  return JSON.stringify({ schema: 'toolcanon.event/v1', type: 'mcp_status', ...fields });
+/** An `mcp_status` envelope event (schemas/mcp-status-event.v1.schema.json), as its line: MCP events are decoded from their text. */
+function mcpStatusLine(fields: McpStatusFields): Envelope {
+  return new Envelope({ type: 'line', line: JSON.stringify({ schema: 'toolcanon.event/v1', type: 'mcp_status', ...fields }) });
 }
 
 /** Inference operations whose spans carry the usage of one model request. */
@@ -363,7 +363,7 @@ export class OtlpIndex {
 
 /** Where the item reader hands what it makes of an item. */
 export interface ItemOutput {
-  emit(eventId: string, line: string, at: Located): void;
+  emit(eventId: string, envelope: Envelope, at: Located): void;
   bad(at: Located, problem: string, detail: string): void;
   count(key: string): void;
 }
@@ -374,7 +374,7 @@ export interface ItemOutput {
  */
 export function itemReader(index: OtlpIndex, out: ItemOutput): (item: Item) => void {
   const bad = (at: Located, problem: string, detail: string): void => out.bad(at, problem, detail);
-  const emit = (eventId: string, line: string, at: Located): void => out.emit(eventId, line, at);
+  const emit = (eventId: string, envelope: Envelope, at: Located): void => out.emit(eventId, envelope, at);
   const skip = (key: string): void => out.count(key);
   const serviceHarness = (resource: Attributes): Harness | undefined => index.harnessOf(resource);
   const modelOf = (span: OtlpSpan): string => index.modelOf(span);
@@ -416,7 +416,7 @@ export function itemReader(index: OtlpIndex, out: ItemOutput): (item: Item) => v
     const output = outputOf(a.get('gen_ai.tool.call.result'));
     const durationMs = span.startNs !== undefined && span.endNs !== undefined && span.endNs >= span.startNs ? nanosToMs(span.endNs - span.startNs) : undefined;
     const eventId = callId ? stableEventId('otlp', harness, session, 'tool', callId) : stableEventId('otlp', 'span', span.traceId, span.spanId);
-    const line = toolCallLine(
+    const line = toolCallEnvelope(
       {
         event_id: eventId,
         ts,
@@ -459,7 +459,7 @@ export function itemReader(index: OtlpIndex, out: ItemOutput): (item: Item) => v
     const inputTokens = !convention.inputIncludesCache && (input ?? 0) >= cached ? (input ?? 0) - cached : (input ?? 0);
     const outputTokens = !convention.outputIncludesReasoning && (output ?? 0) >= (reasoning ?? 0) ? (output ?? 0) - (reasoning ?? 0) : (output ?? 0);
     const eventId = stableEventId('otlp', harness, session, 'usage', span.traceId, span.spanId);
-    const line = usageLine({
+    const line = usageEnvelope({
       event_id: eventId,
       ts,
       harness,
@@ -512,7 +512,7 @@ export function itemReader(index: OtlpIndex, out: ItemOutput): (item: Item) => v
       // With a tool_use_id, the transcript's identity of the call (claude-code importer): the
       // call seen in both is one row. Without one, the record's own time and sequence.
       const eventId = callId ? claudeCodeCallEventId(session, callId) : stableEventId('otlp', 'claude_code', session, 'log', ts, sequence);
-      const line = toolCallLine(
+      const line = toolCallEnvelope(
         {
           event_id: eventId,
           ts: startTs,
@@ -542,7 +542,7 @@ export function itemReader(index: OtlpIndex, out: ItemOutput): (item: Item) => v
     const eventId = anyString(a.get('request_id')) ? claudeCodeUsageEventId(session, requestId) : stableEventId('otlp', 'claude_code', session, 'usage', requestId || `${ts}/${sequence}`);
     const cacheRead = anyCount(a.get('cache_read_tokens'));
     const cacheWrite = anyCount(a.get('cache_creation_tokens'));
-    const line = usageLine({
+    const line = usageEnvelope({
       event_id: eventId,
       ts,
       harness: 'claude_code',
@@ -604,7 +604,7 @@ export function parseOtlpFile(path: string, data: Buffer, options: OtlpParseOpti
   const byId = new Map<string, { event: ImportedEvent; order: number }>();
   const read = itemReader(index, {
     // A later item with the same event id replaces the earlier one, in its place in the file.
-    emit: (eventId, line, at) => byId.set(eventId, { event: { line, source: at.source, endOffset: at.endOffset }, order: at.order }),
+    emit: (eventId, line, at) => byId.set(eventId, { event: { envelope: line, source: at.source, endOffset: at.endOffset }, order: at.order }),
     bad: (at, problem, detail) => malformed.add(malformedItem(at, problem, detail)),
     count: (key) => count(skipped, key),
   });

@@ -17,6 +17,7 @@
 //
 // What it holds: the index (a few strings per span and per request), a number per key, and
 // the events waiting for a later copy (none in an export without repeated ids).
+import type { Envelope } from '../envelope.ts';
 import { MalformedStream, rawOf, readObject, type RawLine } from '../lines.ts';
 import type { ImportOutput, LineParser, LineReading } from '../types.ts';
 import { exportFault, itemReader, logEventName, malformedItem, OtlpIndex, type Item, type Located, type OtlpParseOptions } from './parser.ts';
@@ -97,7 +98,7 @@ function itemsOf(text: string): OtlpItem[] | undefined {
 
 interface Waiting {
   readonly eventId: string;
-  readonly line: string;
+  readonly envelope: Envelope;
   readonly source: string;
   readonly endOffset: number;
   /** The last position of its key: final once it is read. */
@@ -167,13 +168,13 @@ class OtlpLineParser implements LineParser {
     this.release(true);
   }
 
-  private hold(eventId: string, line: string, at: Located): void {
+  private hold(eventId: string, envelope: Envelope, at: Located): void {
     const earlier = this.waitingById.get(eventId);
     // The whole-file parse keeps the last item of an id, where that item is.
     if (earlier) earlier.dropped = true;
     const key = this.currentKey;
     const until = (key === undefined ? undefined : this.last.of(key)) ?? this.current;
-    const w: Waiting = { eventId, line, source: at.source, endOffset: at.endOffset, until, dropped: false };
+    const w: Waiting = { eventId, envelope, source: at.source, endOffset: at.endOffset, until, dropped: false };
     this.waiting.push(w);
     this.waitingById.set(eventId, w);
   }
@@ -185,7 +186,7 @@ class OtlpLineParser implements LineParser {
       if (!w.dropped && !atEnd && isAfter(w.until, this.current)) break;
       this.head++;
       if (this.waitingById.get(w.eventId) === w) this.waitingById.delete(w.eventId);
-      if (!w.dropped) this.output.event({ line: w.line, source: w.source, endOffset: w.endOffset });
+      if (!w.dropped) this.output.event({ envelope: w.envelope, source: w.source, endOffset: w.endOffset });
     }
     if (this.head === this.waiting.length) {
       this.waiting.length = 0;

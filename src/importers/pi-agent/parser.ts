@@ -6,7 +6,7 @@
 // run), are handed out at their own line. Never throws on a bad record.
 import { DEFAULT_LIMITS } from '../../decode/event.ts';
 import { findSpan, skipValue } from '../../util/json-spans.ts';
-import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallLineWithin, type UsageFields, usageLine } from '../envelope.ts';
+import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, type UsageFields, usageEnvelope } from '../envelope.ts';
 import { idFault, idMember, isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';
 import { parseLinesWith } from '../stream.ts';
@@ -202,7 +202,7 @@ export class PiParser implements LineParser {
       cache_read_tokens: usage.cacheRead,
       cache_write_tokens: usage.cacheWrite,
     };
-    this.output.event({ line: usageLine(fields), source: `${this.context.path}:${line.lineNo}`, endOffset: line.endOffset });
+    this.output.event({ envelope: usageEnvelope(fields), source: `${this.context.path}:${line.lineNo}`, endOffset: line.endOffset });
   }
 
   private readToolResult(line: RawLine, o: JsonObject, message: JsonObject): void {
@@ -234,9 +234,9 @@ export class PiParser implements LineParser {
       ...(duration === undefined ? {} : { duration_ms: duration }),
       ...(outcome?.images !== undefined && outcome.images > 0 ? { images: Math.min(outcome.images, 10_000) } : {}),
     };
-    const { line, truncated } = toolCallLineWithin(fields, call.input);
+    const { envelope, truncated } = toolCallEnvelopeWithin(fields, call.input);
     if (truncated) this.skip('output_truncated');
-    this.output.event({ line, source: `${this.context.path}:${completedBy.lineNo}`, endOffset: completedBy.endOffset });
+    this.output.event({ envelope, source: `${this.context.path}:${completedBy.lineNo}`, endOffset: completedBy.endOffset });
   }
 
   end(): void {

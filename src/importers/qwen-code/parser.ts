@@ -5,7 +5,7 @@
 // then it is `pending`); a usage is handed out at its own line. Never throws on a bad record.
 import { DEFAULT_LIMITS } from '../../decode/event.ts';
 import { findSpan, skipValue } from '../../util/json-spans.ts';
-import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallLineWithin, type UsageFields, usageLine } from '../envelope.ts';
+import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, type UsageFields, usageEnvelope } from '../envelope.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';
 import { parseLinesWith } from '../stream.ts';
 import type { ImportOutput, LineParser, LineReading, ParsedFile } from '../types.ts';
@@ -192,7 +192,7 @@ export class QwenParser implements LineParser {
       reasoning_tokens: usage.thoughts,
       ...(typeof windowSize === 'number' && Number.isSafeInteger(windowSize) && windowSize > 0 ? { context_window_tokens: windowSize } : {}),
     };
-    this.output.event({ line: usageLine(fields), source: `${this.context.path}:${line.lineNo}`, endOffset: line.endOffset });
+    this.output.event({ envelope: usageEnvelope(fields), source: `${this.context.path}:${line.lineNo}`, endOffset: line.endOffset });
   }
 
   private readToolResult(line: RawLine, o: JsonObject): void {
@@ -233,9 +233,9 @@ export class QwenParser implements LineParser {
         ...(result.images > 0 ? { images: Math.min(result.images, 10_000) } : {}),
       };
     }
-    const { line, truncated } = toolCallLineWithin(fields, call.input);
+    const { envelope, truncated } = toolCallEnvelopeWithin(fields, call.input);
     if (truncated) this.skip('output_truncated');
-    this.output.event({ line, source: `${this.context.path}:${completedBy.lineNo}`, endOffset: completedBy.endOffset });
+    this.output.event({ envelope, source: `${this.context.path}:${completedBy.lineNo}`, endOffset: completedBy.endOffset });
   }
 
   end(): void {

@@ -159,6 +159,7 @@ export async function deriveDiscoveryRows(store: Sink, batch: readonly Discovery
 /** The discovery derivation: the observations of a batch's tool calls are its input. */
 export const discoveryDerivation: Derivation<DiscoveryObservation> = {
   name: 'discovery_events',
+  select: (batch) => batch.discovery,
   async run(store, items, computedAt) {
     const { rows, states } = await deriveDiscoveryRows(store, items, computedAt);
     // The state before the rows: a run killed between the two derives the batch again on the
@@ -166,6 +167,6 @@ export const discoveryDerivation: Derivation<DiscoveryObservation> = {
     // minima, the last observation a maximum).
     await store.writeDerivationState(DERIVATION, states, computedAt);
     await store.writeDiscoveryEvents(rows);
-    return rows.length;
+    return { discoveryEvents: items.length };
   },
 };

@@ -147,17 +147,22 @@ export async function deriveMcpStates(store: Sink, fresh: readonly McpEventRow[]
 }
 
 /**
- * The MCP server-state derivation: its input is the lifecycle events of a batch the store does
- * not hold yet (Sink.mcpEventsNotStored; those stored changed nothing when they were derived).
+ * The MCP server-state derivation. Its input is a batch's lifecycle events; those the store
+ * already holds (a second replay, a redelivery: Sink.mcpEventsNotStored) changed nothing when
+ * they were derived and are passed over. It stores the new events too, after their states: a run
+ * killed between the two finds the events not stored on the rerun and derives them again.
  */
 export const mcpStateDerivation: Derivation<McpEventRow> = {
   name: 'mcp_server_state',
+  select: (batch) => batch.mcpEvents,
   async run(store, items, computedAt) {
-    const derived = await deriveMcpStates(store, items, computedAt);
+    const fresh = await store.mcpEventsNotStored(items);
+    const derived = await deriveMcpStates(store, fresh, computedAt);
     // The heads before the rows: a run killed between the two finds heads past its events on
     // the rerun, derives them again from the stored rows (the late path) and writes what is missing.
     await store.writeDerivationState(DERIVATION, derived.heads, computedAt);
     await store.writeMcpServerStates(derived.rows);
-    return derived.added;
+    await store.writeMcpEvents(fresh);
+    return { mcpServerStateRows: derived.added };
   },
 };

@@ -1,27 +1,13 @@
 // The pipeline's one fixed shape: source -> decode/validate -> project -> sink, with counts that
 // prove nothing was lost (events read = rows written + dead letters).
-import {
-  ContextAccountant,
-  appliedKey,
-  contextKey,
-  DEFAULT_ACCOUNTING,
-  DEFAULT_MAX_CONTEXTS,
-  usageFingerprint,
-  freshSessionState,
-  type AccountingConfig,
-  type AccountingResult,
-  toolOutputOf,
-  type ToolOutput,
-} from '../accounting/session.ts';
-import { appliedFigures, restoreStates } from '../accounting/restore.ts';
-import type { BreachRow, TokenUsageRow } from '../model/usage.ts';
+import { DEFAULT_ACCOUNTING, type AccountingConfig, toolOutputOf, type ToolOutput } from '../accounting/session.ts';
 import type { ContentClass } from '../accounting/content-class.ts';
 import { deadLetter, decodeEnvelope, decodeEvent, DEFAULT_LIMITS, nowClickHouseTime, UNKNOWN_MACHINE, type DecodeLimits, type DecodeOutcome } from '../decode/event.ts';
 import { msToClickHouseTime } from '../util/time.ts';
 import type { DeadLetterReason, DeadLetterRow, RowFlag } from '../model/records.ts';
 import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '../model/mcp.ts';
-import { discoveryDerivation } from '../derive/discovery.ts';
-import { mcpStateDerivation } from '../derive/mcp-state.ts';
+import { derivationsFor } from '../derive/index.ts';
+import type { BatchEvents, Derivation, DerivedCount } from '../derive/stage.ts';
 import type { ContextRef, NativeColumn, Sink, ToolCallBatch } from '../model/sink.ts';
 import { DecodeThread, decodeThreadAvailable, type ThreadOutput } from '../thread/decode.ts';
 import type { TypedEvent } from '../decode/typed.ts';
@@ -133,27 +119,23 @@ function emptyBuffer(sink: Sink, batchMaxBytes: number): BatchBuffer {
   return { outcomes: [], toolCalls: sink.toolCallBatch(Math.min(Math.max(batchMaxBytes >>> 1, 64 * 1024), 16 * 1024 * 1024)), flags: new Map(), redactions: 0 };
 }
 
-/** A batch with its derived rows computed, ready to be written (and rewritten on retry). */
-interface PreparedBatch {
-  readonly deadLetters: DeadLetterRow[];
-  readonly tokenUsage: TokenUsageRow[];
-  readonly breaches: BreachRow[];
-  readonly usageEvents: number;
-  /** Events of the batch already applied to the accounting (not applied again). */
-  readonly duplicatesSkipped: number;
-  readonly mcpEvents: McpEventRow[];
-  readonly registrations: McpToolRegistrationRow[];
-  readonly discovery: DiscoveryObservation[];
-}
-
-/**
- * The event an outcome applies to the accounting: every usage, and a tool call whose output adds
- * something to the context (one with neither bytes nor images adds nothing and writes no row).
- */
-function accountable(o: BufferedOutcome): { readonly session_id: string; readonly agent_id: string; readonly event_id: string } | undefined {
-  if (o.kind === 'usage') return o.usage;
-  if (o.kind === 'row' && (o.call.output_bytes > 0 || o.call.images > 0)) return o.call;
-  return undefined;
+/** A batch's events by what they are (the derivations' input), split once. */
+function split(outcomes: readonly BufferedOutcome[]): BatchEvents & { readonly usageEvents: number } {
+  const deadLetters: DeadLetterRow[] = [];
+  const mcpEvents: McpEventRow[] = [];
+  const registrations: McpToolRegistrationRow[] = [];
+  const discovery: DiscoveryObservation[] = [];
+  let usageEvents = 0;
+  for (const o of outcomes) {
+    if (o.kind === 'dead') deadLetters.push(o.dead);
+    else if (o.kind === 'mcp') {
+      mcpEvents.push(o.event);
+      for (const r of o.registrations) registrations.push(r);
+    } else if (o.kind === 'row') {
+      if (o.discovery) discovery.push(o.discovery);
+    } else usageEvents++;
+  }
+  return { events: outcomes, deadLetters, mcpEvents, registrations, discovery, usageEvents };
 }
 
 /** Versions of derived rows: strictly increasing in a process, so a later derivation always wins. */
@@ -171,8 +153,9 @@ export class BatchWriter {
   private buffer: BatchBuffer;
   private bufferedBytes = 0;
   /** A batch taken off the buffer and not yet acknowledged; retried first by the next flush. */
-  private sealed: { buffer: BatchBuffer; prepared: PreparedBatch | undefined } | undefined;
-  readonly accountant: ContextAccountant;
+  private sealed: { buffer: BatchBuffer; events: ReturnType<typeof split> | undefined } | undefined;
+  /** What each batch derives, in order (src/derive/index.ts). */
+  private readonly derivations: readonly Derivation<unknown>[];
 
   constructor(
     private readonly sink: Sink,
@@ -181,13 +164,9 @@ export class BatchWriter {
     accounting: AccountingConfig = DEFAULT_ACCOUNTING,
     private readonly hooks: BatchWriterHooks = {},
   ) {
-    this.accountant = new ContextAccountant(accounting);
-    this.maxContexts = accounting.maxContexts ?? DEFAULT_MAX_CONTEXTS;
+    this.derivations = derivationsFor(accounting);
     this.buffer = emptyBuffer(sink, batch.batchMaxBytes);
   }
-
-  /** Session contexts held in memory between batches; idle ones beyond are evicted. */
-  private readonly maxContexts: number;
 
   /** Decodes one line into the batch: what it became, and whether the batch is due for a flush. */
   add(line: SourceLine, ingestedAt: string, limits: DecodeLimits): Added {
@@ -282,90 +261,10 @@ export class BatchWriter {
     return this.buffer.outcomes.length + (this.sealed?.buffer.outcomes.length ?? 0);
   }
 
-  /**
-   * Runs the accounting over a batch, in arrival order, applying each event once per context:
-   * an event already applied (its token_usage row is stored, by this process or another, or it
-   * came earlier in this batch) is skipped and counted as a duplicate, so redelivery after a
-   * crash or rebalance, producer retries and overlapping replays add nothing. Contexts this
-   * process does not hold are first rebuilt from their latest token_usage row, so a restarted
-   * worker neither forgets a session nor breaches twice for one crossing. Idle contexts beyond
-   * maxContexts are evicted first (every row of theirs is stored between batches).
-   */
-  private async prepare(outcomes: readonly BufferedOutcome[]): Promise<PreparedBatch> {
-    this.counts.contextsEvicted += this.accountant.evictTo(this.maxContexts);
-    const unseen = new Map<string, ContextRef>();
-    const inBatch = new Set<string>();
-    for (const o of outcomes) {
-      const e = o.kind === 'row' ? o.call : o.kind === 'usage' ? o.usage : undefined;
-      if (!e) continue;
-      const key = contextKey(e.session_id, e.agent_id);
-      if (inBatch.has(key)) continue;
-      inBatch.add(key);
-      if (this.accountant.has(key)) this.accountant.touch(key);
-      else unseen.set(key, { sessionId: e.session_id, agentId: e.agent_id });
-    }
-    const restored = await restoreStates(this.sink, unseen);
-    for (const key of unseen.keys()) this.accountant.restore(key, restored.get(key) ?? freshSessionState());
-    // A context with no stored row has applied nothing yet: only the others need the lookup.
-    const lookup: { sessionId: string; agentId: string; eventId: string }[] = [];
-    for (const o of outcomes) {
-      const e = accountable(o);
-      if (!e) continue;
-      const key = contextKey(e.session_id, e.agent_id);
-      if (unseen.has(key) && !restored.has(key)) continue;
-      lookup.push({ sessionId: e.session_id, agentId: e.agent_id, eventId: e.event_id });
-    }
-    const applied = await appliedFigures(this.sink, lookup);
-    let duplicatesSkipped = 0;
-    /**
-     * True (and counted) when the event was already applied: any earlier copy of a tool output
-     * (estimates add up), a copy of a usage with the same figures (a usage whose figures changed
-     * is the more complete copy: applied, it sets the context to the new figure). Otherwise the
-     * event is marked applied.
-     */
-    const isDuplicate = (sessionId: string, agentId: string, eventId: string, figures: string): boolean => {
-      const k = appliedKey(contextKey(sessionId, agentId), eventId);
-      const stored = applied.get(k);
-      if (stored !== undefined && (figures === '' || stored === figures)) {
-        duplicatesSkipped++;
-        return true;
-      }
-      applied.set(k, figures);
-      return false;
-    };
-
-    const deadLetters: DeadLetterRow[] = [];
-    const tokenUsage: TokenUsageRow[] = [];
-    const breaches: BreachRow[] = [];
-    const mcpEvents: McpEventRow[] = [];
-    const registrations: McpToolRegistrationRow[] = [];
-    const discovery: DiscoveryObservation[] = [];
-    let usageEvents = 0;
-    for (const o of outcomes) {
-      let result: AccountingResult = {};
-      if (o.kind === 'dead') deadLetters.push(o.dead);
-      else if (o.kind === 'mcp') {
-        mcpEvents.push(o.event);
-        for (const r of o.registrations) registrations.push(r);
-      } else if (o.kind === 'row') {
-        if (o.discovery) discovery.push(o.discovery);
-        const c = accountable(o);
-        if (c && !isDuplicate(c.session_id, c.agent_id, c.event_id, '')) result = this.accountant.onToolOutput(o.call, o.outputClass, o.ingestedAt);
-      } else {
-        usageEvents++;
-        const u = o.usage;
-        if (!isDuplicate(u.session_id, u.agent_id, u.event_id, usageFingerprint(u))) result = this.accountant.onUsage(u, u.ingested_at);
-      }
-      if (result.usage) tokenUsage.push(result.usage);
-      if (result.breach) breaches.push(result.breach);
-    }
-    return { deadLetters, tokenUsage, breaches, usageEvents, duplicatesSkipped, mcpEvents, registrations, discovery };
-  }
-
   /** Takes the buffered events off the buffer as the batch to write next (no-op when one is sealed). */
   seal(): void {
     if (this.sealed || this.buffer.outcomes.length === 0) return;
-    this.sealed = { buffer: this.buffer, prepared: undefined };
+    this.sealed = { buffer: this.buffer, events: undefined };
     this.buffer = emptyBuffer(this.sink, this.batch.batchMaxBytes);
     this.bufferedBytes = 0;
   }
@@ -378,39 +277,26 @@ export class BatchWriter {
   async writeSealed(): Promise<void> {
     const sealed = this.sealed;
     if (!sealed) return;
-    sealed.prepared ??= await this.prepare(sealed.buffer.outcomes);
-    const b = sealed.prepared;
+    const b = (sealed.events ??= split(sealed.buffer.outcomes));
+    // The batch's own rows, then what it derives: a failure leaves the batch sealed, and the
+    // next flush writes it again (each table stores a row once; see Derivation.run).
     await this.sink.writeDeadLetters(b.deadLetters);
     this.hooks.onDeadLettersWritten?.(b.deadLetters);
     await this.sink.writeToolCalls(sealed.buffer.toolCalls);
-    // Breaches before token_usage: a token_usage row marks its event applied, so a process
-    // killed between the two inserts must not leave an applied event whose breach was never
-    // written (a rerun skips applied events); written first, a rerun writes the same breach
-    // (same id) again, stored once. The inserts run one after another: on 2 cores, running them
-    // at once was slower (15,463 vs 17,492 events/s, bench/replay.ts-like 100 k events, quiet).
-    await this.sink.writeBreaches(b.breaches);
-    await this.sink.writeTokenUsage(b.tokenUsage);
-    // The events not stored yet (a second replay or a redelivery stores none again, and they
-    // changed nothing when they were derived), looked up once; their states before them: a run
-    // killed between the two finds the events not stored on the rerun and derives them again.
-    const freshMcp = await this.sink.mcpEventsNotStored(b.mcpEvents);
-    this.counts.mcpServerStateRows += await mcpStateDerivation.run(this.sink, freshMcp, nextComputedAt());
-    await this.sink.writeMcpEvents(freshMcp);
-    await this.sink.writeMcpToolRegistrations(b.registrations);
-    await discoveryDerivation.run(this.sink, b.discovery, nextComputedAt());
+    const derived = new Map<DerivedCount, number>();
+    for (const d of this.derivations) {
+      const added = await d.run(this.sink, d.select(b), nextComputedAt());
+      for (const [k, n] of Object.entries(added) as [DerivedCount, number][]) derived.set(k, (derived.get(k) ?? 0) + n);
+    }
     this.sealed = undefined;
     const c = this.counts;
+    for (const [k, n] of derived) c[k] += n;
     const toolCalls = sealed.buffer.toolCalls.rows;
     c.toolCallRows += toolCalls;
     c.usageRows += b.usageEvents;
     c.mcpEventRows += b.mcpEvents.length;
-    c.mcpToolRegistrations += b.registrations.length;
-    c.discoveryEvents += b.discovery.length;
     c.rowsWritten += toolCalls + b.usageEvents + b.mcpEvents.length;
     c.deadLetters += b.deadLetters.length;
-    for (const r of b.tokenUsage) if (r.source === 'estimated') c.estimateRows++;
-    c.duplicatesSkipped += b.duplicatesSkipped;
-    c.breaches += b.breaches.length;
     for (const d of b.deadLetters) c.deadLettersByReason[d.reason] = (c.deadLettersByReason[d.reason] ?? 0) + 1;
     for (const [f, n] of sealed.buffer.flags) c.flaggedRows[f] = (c.flaggedRows[f] ?? 0) + n;
     c.secretsRedacted += sealed.buffer.redactions;

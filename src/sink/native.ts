@@ -315,16 +315,25 @@ function emptyCode(spec: NativeColumn, i: number): string {
   throw new Error(`no Nullable(${spec.wire}) column is written`);
 }
 
+/** Appends one row's values to its columns (see rowWriter). */
+interface RowWriter {
+  write(row: object): void;
+}
+
 /**
- * A function appending a row's values to `cols`, generated for them as straight-line code: one
- * named property read per column (the rows of one table share a shape, so each read is a direct
- * load) and each column's check and write inline, calling its own Bytes (a shared closure per
- * wire type made every call polymorphic: that cost 3x).
+ * An object appending a row's values to `cols`, its class generated for them as straight-line
+ * code: one named property read per column (the rows of one table share a shape, so each read is
+ * a direct load) and each column's check and write inline, calling its own Bytes (a shared
+ * closure per wire type made every call polymorphic: that cost 3x). The class is made once a
+ * process for each list of columns (ROW_WRITERS): every block of a table (a new one each batch)
+ * is an instance of it, so V8 optimises its method once. A function made anew per block was
+ * optimised anew each batch (58 optimising compilations of 20-80 ms on V8's helper threads in a
+ * replay of 100 k events) and ran unoptimised until then.
  */
-function rowWriter(cols: readonly ColumnState[]): (row: object) => void {
+function rowWriter(cols: readonly ColumnState[]): RowWriter {
   const names: string[] = [];
   const values: unknown[] = [];
-  const lines: string[] = ['let v;'];
+  const lines: string[] = ['const t = this;', 'let v;'];
   cols.forEach((c, i) => {
     const spec = c.spec;
     if (!/^[a-z_][a-z0-9_]*$/.test(spec.name)) throw new Error(`not a column name: ${spec.name}`);
@@ -341,17 +350,26 @@ function rowWriter(cols: readonly ColumnState[]): (row: object) => void {
       values.push(c.nulls);
       code = `if (v === null) { n${i}.u8(1); ${emptyCode(spec, i)} } else { n${i}.u8(0); ${code} }`;
     } else code = `if (v === null) throw bad(c${i}, v); ${code}`;
-    lines.push(`v = r.${spec.name}; if (v === undefined) throw bad(c${i}, v); ${code}`);
+    // The column's own objects are the instance's fields.
+    lines.push(`v = r.${spec.name}; if (v === undefined) throw bad(t.c${i}, v); ${code.replace(/\b([cdson][0-9]+)\b/g, 't.$1')}`);
   });
-  const make = new Function('bad', ...names, `return function writeRow(r) {\n${lines.join('\n')}\n};`) as (...args: unknown[]) => (row: object) => void;
-  return make(bad, ...values);
+  const body = `return class RowWriter {\nconstructor(${names.join(', ')}) {\n${names.map((n) => `this.${n} = ${n};`).join('\n')}\n}\nwrite(r) {\n${lines.join('\n')}\n}\n};`;
+  let make = ROW_WRITERS.get(body);
+  if (make === undefined) {
+    make = new Function('bad', body)(bad) as new (...args: unknown[]) => RowWriter;
+    ROW_WRITERS.set(body, make);
+  }
+  return new make(...values);
 }
+
+/** The row writers' classes by their code, made once a process. */
+const ROW_WRITERS = new Map<string, new (...args: unknown[]) => RowWriter>();
 
 /** A Native block built in place: append rows (encoded column by column as they come), then take the bytes. */
 export class NativeWriter {
   private readonly cols: ColumnState[];
   /** Appends one row's values to the columns (made for these columns, see rowWriter). */
-  private readonly write: (row: object) => void;
+  private readonly writer: RowWriter;
   /** Rows appended so far. */
   rows = 0;
 
@@ -368,7 +386,7 @@ export class NativeWriter {
       offsets: spec.wire === 'Array(String)' ? new Bytes(1024) : undefined,
       elements: 0,
     }));
-    this.write = rowWriter(this.cols);
+    this.writer = rowWriter(this.cols);
   }
 
   /** Bytes of the column data so far. */
@@ -380,7 +398,7 @@ export class NativeWriter {
 
   /** One row: the value of each column, by the column's name. */
   row(row: object): void {
-    this.write(row);
+    this.writer.write(row);
     this.rows++;
   }
 

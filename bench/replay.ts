@@ -1,7 +1,7 @@
 // Replay throughput: the shipped fixtures, multiplied into N distinct events, replayed into a
 // fresh embedded ClickHouse, against baselines measured in the same run on the same file
 // (read + split + JSON.parse only; and decode/project without the sink, with and without
-// secret redaction).
+// secret redaction). Prints the CPU by thread and the time spent in the store's calls.
 // Usage: npx tsx bench/replay.ts [N=200000] [--compiled]
 // --compiled: the replay step runs the compiled code (dist/, `npm run build` first), as the bin
 // does; TOOLCANON_DECODE_THREAD=1 decodes in a worker thread there (src/thread/decode.ts).
@@ -19,6 +19,28 @@ const args = process.argv.slice(2);
 const compiled = args.includes('--compiled');
 const N = Number(args.find((a) => !a.startsWith('--')) ?? 200_000);
 
+
+/** The sink with the time each of its asynchronous calls took added up in `into`, by method. */
+function timeCalls<S extends object>(sink: S, into: Map<string, { n: number; ms: number }>): S {
+  return new Proxy(sink, {
+    get(target, prop, receiver) {
+      const v: unknown = Reflect.get(target, prop, receiver);
+      if (typeof v !== 'function' || typeof prop !== 'string') return v;
+      return (...a: unknown[]): unknown => {
+        const t = performance.now();
+        const r: unknown = (v as (...x: unknown[]) => unknown).apply(target, a);
+        if (!(r instanceof Promise)) return r;
+        return r.then((x: unknown) => {
+          const e = into.get(prop) ?? { n: 0, ms: 0 };
+          e.n++;
+          e.ms += performance.now() - t;
+          into.set(prop, e);
+          return x;
+        });
+      };
+    },
+  });
+}
 
 async function time<T>(label: string, run: () => Promise<T>): Promise<{ label: string; seconds: number; result: T }> {
   const t = performance.now();
@@ -79,8 +101,10 @@ try {
     : undefined;
   const sink = await (dist?.sink.ClickHouseSink ?? ClickHouseSink).open({ db: join(tmp, 'db') });
   const replay = dist?.pipeline.replayPaths ?? replayPaths;
+  const calls = new Map<string, { n: number; ms: number }>();
+  const timedSink = timeCalls(sink, calls);
   const cpu = await cpuSplit();
-  const full = await time(compiled ? 'replay (compiled code)' : 'replay into embedded ClickHouse', () => replay([file], sink));
+  const full = await time(compiled ? 'replay (compiled code)' : 'replay into embedded ClickHouse', () => replay([file], timedSink));
   const split: CpuSplit = cpu();
   await sink.close();
   if (dist) console.log(`compiled replay: decode threads started ${dist.thread.decodeThreadsStarted()}`);
@@ -103,6 +127,12 @@ try {
   for (const line of describeSplit(decodeSplit, N, decodeOnly.seconds, cores).slice(0, 4)) console.log(line);
   console.log('replay CPU by thread:');
   for (const line of describeSplit(split, N, full.seconds, cores)) console.log(line);
+  // The store's calls: a batch's run one after another (one batch written at a time), and the
+  // embedded engine runs one query at a time, so their sum is how long the writing was busy.
+  let callMs = 0;
+  for (const c of calls.values()) callMs += c.ms;
+  console.log(`the store's calls (awaited one at a time): ${(callMs / 1000).toFixed(2)} s of the replay's ${full.seconds.toFixed(2)} s; the longest:`);
+  for (const [name, c] of [...calls].sort((a, b) => b[1].ms - a[1].ms).slice(0, 6)) console.log(`  ${name.padEnd(28)} ${String(c.n).padStart(4)} calls  ${(c.ms / 1000).toFixed(2)} s`);
   const boundRate = N / boundSeconds(split, cores);
   console.log(`ratio of that bound to the parse-only baseline: ${(boundRate / (N / parseOnly.seconds)).toFixed(3)} (the replay's own ratio: ${(parseOnly.seconds / full.seconds).toFixed(3)})`);
 } finally {

@@ -1,25 +1,13 @@
 // An envelope event as typed fields (what an importer makes), before any text: the pipeline
 // decodes it as it is (event.ts decodeEnvelope); its line is made only where one is needed.
-import type { Harness } from '../canonical/meta.ts';
+import type { ToolCallEvent, UsageEvent } from './envelope-types.ts';
 
-export interface ToolCallFields {
-  readonly event_id: string;
-  readonly ts: string;
-  readonly harness: Harness;
-  readonly session_id: string;
-  /** A subagent with a context window of its own; omit for the main agent. */
-  readonly agent_id?: string;
-  /** Optional in envelope v1 (the row stores ''), as `model` is: runtimes without turns exist. */
-  readonly turn_id?: string;
-  readonly call_id: string;
-  readonly model?: string;
-  readonly tool: string;
-  readonly status: 'ok' | 'error' | 'pending';
-  readonly output?: string;
-  readonly error?: string;
-  readonly duration_ms?: number;
-  readonly images?: number;
-}
+/**
+ * A tool_call's fields as an importer gives them: the envelope's own (envelope-types.ts, from the
+ * schema) but the input, which goes beside them as text (RawToolInput), and the machine, which
+ * the import adds; the event id is always given (importers derive it from the harness's ids).
+ */
+export type ToolCallFields = Omit<ToolCallEvent, 'schema' | 'type' | 'host' | 'device_id' | 'input' | 'event_id'> & { readonly event_id: string };
 
 /**
  * The raw input: `json` is the verbatim JSON text of an object as the harness logged it;
@@ -27,22 +15,8 @@ export interface ToolCallFields {
  */
 export type RawToolInput = { readonly json: string } | { readonly string: string };
 
-export interface UsageFields {
-  readonly event_id: string;
-  readonly ts: string;
-  readonly harness: Harness;
-  readonly session_id: string;
-  readonly agent_id?: string;
-  readonly turn_id?: string;
-  readonly model?: string;
-  readonly request_id: string;
-  readonly input_tokens: number;
-  readonly output_tokens: number;
-  readonly cache_read_tokens?: number;
-  readonly cache_write_tokens?: number;
-  readonly reasoning_tokens?: number;
-  readonly context_window_tokens?: number;
-}
+/** A usage event's fields as an importer gives them (as ToolCallFields). */
+export type UsageFields = Omit<UsageEvent, 'schema' | 'type' | 'host' | 'device_id' | 'event_id'> & { readonly event_id: string };
 
 /** An envelope event as typed fields. */
 export type EnvelopeEvent =

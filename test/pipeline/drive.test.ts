@@ -128,3 +128,42 @@ describe('the drive loop', () => {
     expect(cut.log).toEqual(['event a@tool-events/3/10', 'event b@tool-events/3/11', 'due']);
   });
 });
+
+describe('writerTarget lets a batch being written move on while the source reads on', () => {
+  it('a source that never yields still sees the write of the batch before finish (the target pauses every YIELD_EVERY_RECORDS events while it is in flight)', async () => {
+    const { MemorySink } = await import('../../src/sink/memory.ts');
+    const { BatchWriter, emptyCounts, writerTarget, YIELD_EVERY_RECORDS } = await import('../../src/pipeline/batch-writer.ts');
+    const { DEFAULT_LIMITS } = await import('../../src/decode/event.ts');
+    const { eventLine } = await import('../helpers/events.ts');
+    const sink = new MemorySink();
+    // Its tool-call write takes 5 turns of the event loop (as an engine call completes on it).
+    const write = sink.writeToolCalls.bind(sink);
+    let added = 0;
+    const addedWhenWritten: number[] = [];
+    sink.writeToolCalls = async (batch) => {
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+      await write(batch);
+      addedWhenWritten.push(added);
+    };
+    const BATCH = 1000;
+    const writer = new BatchWriter(sink, emptyCounts(), { batchMaxRows: BATCH, batchMaxBytes: 1 << 30 });
+    const target = writerTarget(writer, '2026-12-02 10:00:00.000', DEFAULT_LIMITS);
+    const lines = Array.from({ length: 3 * BATCH }, (_, i) => Buffer.from(eventLine({ call_id: `c${i}`, session_id: `s${i % 7}` })));
+    // A source whose reads never wait: it awaits only what the target asks it to.
+    const source: RecordSource<Uint8Array, string> = {
+      read: async (take) => {
+        for (const [i, line] of lines.entries()) {
+          added = i + 1;
+          const wait = take.event(line, `mem:${i + 1}`);
+          if (wait) await wait;
+        }
+      },
+    };
+    await drive(source, target);
+    expect(writer.counts.eventsRead).toBe(3 * BATCH);
+    // The first batch's write ended while the second batch was read, within a few pauses of its
+    // start: without the pauses it ends only when the second batch is due (2 * BATCH added).
+    expect(addedWhenWritten[0]).toBeLessThan(BATCH + 10 * YIELD_EVERY_RECORDS);
+    expect(addedWhenWritten).toHaveLength(3);
+  });
+});

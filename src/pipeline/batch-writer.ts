@@ -400,8 +400,9 @@ export function writerTarget(writer: BatchWriter, ingestedAt: string, limits: De
 }
 
 /**
- * Records a source hands on between two pauses for the event loop while a batch is written
- * (writerTarget, the stream worker's intake): the write's engine calls complete on this loop.
+ * Records a file-fed source hands on between two pauses for the event loop while a batch is
+ * written (writerTarget; the stream worker's intake pauses every 128): the write's engine calls
+ * complete on this loop.
  */
 export const YIELD_EVERY_RECORDS = 64;
 

@@ -23,7 +23,7 @@ import { asLogger, mapLogger, type Logger, type LogTarget } from '../util/log.ts
 import { hostname } from 'node:os';
 import { nowClickHouseTime } from '../decode/event.ts';
 import { createKafkaClient, isRebalanceError, type BatchContext, type ConsumedRecord, type KafkaAdmin, type KafkaClient, type StreamConsumer, type StreamProducer } from '../kafka/client.ts';
-import { BatchWriter, emptyCounts, YIELD_EVERY_RECORDS, yieldToLoop, type PipelineCounts } from '../pipeline/batch-writer.ts';
+import { BatchWriter, emptyCounts, yieldToLoop, type PipelineCounts } from '../pipeline/batch-writer.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { SinkError } from '../sink/errors.ts';
 import { backoffDelayMs, sleep } from './backoff.ts';
@@ -43,6 +43,12 @@ const REBALANCE_SETTLE_MS = 10_000;
 /** Attempts at committing offsets before leaving them for the next flush. */
 const COMMIT_ATTEMPTS = 3;
 const TIMER_TICK_MS = 100;
+/**
+ * While a batch is being written, decoding yields to the event loop this often (a file-fed
+ * source: every 64, pipeline/batch-writer.ts; test/kafka/sink-outage.test.ts holds the intake
+ * still once the worker has paused, with this pace).
+ */
+const YIELD_EVERY_RECORDS = 128;
 
 export interface WorkerStats {
   /** Records taken into a batch (re-deliveries after a rebalance or restart count again). */

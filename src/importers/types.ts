@@ -1,6 +1,7 @@
 // The importer contract: one adapter per harness log format (same file roles in each:
 // README.md, paths.ts, parser.ts, types.ts, index.ts), turning the logs a harness already
 // writes into toolcanon envelope events that the pipeline validates, projects and accounts.
+import type { Harness } from '../canonical/meta.ts';
 import type { Envelope } from './envelope.ts';
 import type { RawLine } from './lines.ts';
 
@@ -118,6 +119,12 @@ export const MAX_DOCUMENT_BYTES = 128 * 1024 * 1024;
 
 export interface Importer {
   readonly id: ImporterId;
+  /**
+   * The harness values its events name (SPEC §1: each has its usage convention, accounting/
+   * conventions.ts); an importer that reads the harness from the data names every value
+   * (test/importers/harnesses.test.ts holds every event of the samples to it).
+   */
+  readonly harnesses: readonly Harness[];
   /** One line for --help. */
   readonly description: string;
   /** Where the harness keeps its logs, when the user names no path (already expanded). */

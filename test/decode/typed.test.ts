@@ -3,30 +3,18 @@
 // the line, over every importer's fixtures, the shared corpus and the edges where only the line
 // can tell (those must take the line, and give the same outcome); and the typed events of the
 // fixtures must not make their lines at all.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeEnvelope, decodeEvent, DEFAULT_LIMITS, type DecodeLimits, type DecodeOutcome } from '../../src/decode/event.ts';
 import type { TypedEvent } from '../../src/decode/typed.ts';
 import { Envelope, toolCallEnvelope, usageEnvelope, type RawToolInput, type ToolCallFields, type UsageFields } from '../../src/importers/envelope.ts';
 import { loadImporter } from '../../src/importers/registry.ts';
 import { IMPORTER_IDS } from '../../src/importers/types.ts';
+import { sampleFiles } from '../helpers/importer-samples.ts';
 
 const AT = '2026-12-02 10:00:01.000';
 const MACHINE = { host: 'laptop', device_id: 'dev-1' };
 const LIMITS: readonly DecodeLimits[] = [DEFAULT_LIMITS, { ...DEFAULT_LIMITS, redact: false }, { ...DEFAULT_LIMITS, machine: MACHINE }];
-const IMPORTERS_DIR = new URL('../importers/', import.meta.url).pathname;
-const CORPUS = new URL('../../../shared/corpus/', import.meta.url).pathname;
-
-/** The shared corpus's real logs each importer reads, beside its fixtures. */
-const CORPUS_DIRS: Partial<Record<string, string[]>> = {
-  'claude-code': ['claude-code'],
-  codex: ['codex', 'samples/codex'],
-  opencode: ['samples/opencode'],
-  'gemini-cli': ['samples/gemini_cli'],
-  otlp: ['samples/otel_genai', 'samples/claude_code_otel'],
-};
-
 /** The typed event, counting the lines it is asked to make. */
 function counted(envelope: Envelope): { typed: TypedEvent; lines: () => number } {
   let lines = 0;
@@ -50,22 +38,14 @@ function expectSame(envelope: Envelope, source: string, limits: DecodeLimits): {
   return { outcome, lines: made };
 }
 
-function folders(id: string): string[] {
-  return readdirSync(IMPORTERS_DIR)
-    .filter((d) => d === `fixtures-${id}` || d.startsWith(`fixtures-${id}-`))
-    .map((d) => join(IMPORTERS_DIR, d));
-}
-
 describe('typed importer events decode as their lines do', () => {
   it.each(IMPORTER_IDS.map((id) => [id]))('%s: every fixture event, redacted, kept and with a machine, without making a line', async (id) => {
     const importer = await loadImporter(id);
-    const paths = folders(id);
-    for (const dir of CORPUS_DIRS[id] ?? []) if (existsSync(join(CORPUS, dir))) paths.push(join(CORPUS, dir));
     let events = 0;
     let typedLines = 0;
     let lineEvents = 0;
     let deadOrRaw = 0;
-    for (const file of importer.listFiles(paths)) {
+    for (const file of sampleFiles(importer)) {
       for (const e of importer.parseFile(file, readFileSync(file)).events) {
         events++;
         if (e.envelope.event.type === 'line') lineEvents++;

@@ -1,4 +1,5 @@
 // The ACP importer: captures of Agent Client Protocol traffic (session/update tool calls).
+import { HARNESSES } from '../../canonical/meta.ts';
 import { statSync } from 'node:fs';
 import type { Importer } from '../types.ts';
 import { acpReading, parseAcpFile } from './parser.ts';
@@ -15,6 +16,8 @@ function mtimeMs(path: string): number | undefined {
 
 export const acpImporter: Importer = {
   id: 'acp',
+  // The harness is read from the data (any value it maps to).
+  harnesses: HARNESSES,
   description: 'ACP captures (JSON-RPC session/update tool_call and tool_call_update lines, bare or in a {ts, msg} wrapper)',
   defaultPaths: () => defaultAcpPaths(),
   listFiles: (paths) => listAcpFiles(paths),

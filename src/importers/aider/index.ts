@@ -7,6 +7,7 @@ import { defaultAiderPaths, listAiderFiles } from './paths.ts';
 
 export const aiderImporter: Importer = {
   id: 'aider',
+  harnesses: ['aider'],
   description: 'Aider chat histories (.aider.chat.history.md in each repository; the folders named, or $AIDER_DIR): usage (rounded, flagged approximate) and edits, commands, commits',
   defaultPaths: () => defaultAiderPaths(),
   listFiles: (paths) => listAiderFiles(paths),

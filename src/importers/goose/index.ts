@@ -7,6 +7,7 @@ import { defaultGoosePaths, listGooseFiles } from './paths.ts';
 
 export const gooseImporter: Importer = {
   id: 'goose',
+  harnesses: ['goose'],
   description: 'Goose sessions database ($GOOSE_PATH_ROOT/data/sessions or ~/.local/share/goose/sessions, sessions.db, SQLite read through chdb): tool calls and API usage',
   defaultPaths: () => defaultGoosePaths(),
   listFiles: (paths) => listGooseFiles(paths),

@@ -18,6 +18,7 @@ function configBeside(path: string): string | undefined {
 
 export const hermesAgentImporter: Importer = {
   id: 'hermes-agent',
+  harnesses: ['hermes_agent'],
   description: 'Hermes Agent state database ($HERMES_HOME or ~/.hermes, state.db, SQLite read through chdb): tool calls, and each session\'s token totals as one usage',
   defaultPaths: () => defaultHermesPaths(),
   listFiles: (paths) => listHermesFiles(paths),

@@ -1,4 +1,5 @@
 // The OTLP importer: OTLP/JSON trace and log exports (GenAI spans, Claude Code log events).
+import { HARNESSES } from '../../canonical/meta.ts';
 import { parseLinesWith } from '../stream.ts';
 import { MAX_DOCUMENT_BYTES, type Importer } from '../types.ts';
 import { parseOtlpFile } from './parser.ts';
@@ -12,6 +13,8 @@ function isLineFile(path: string): boolean {
 
 export const otlpImporter: Importer = {
   id: 'otlp',
+  // The harness is read from the data (any value it maps to).
+  harnesses: HARNESSES,
   description: 'OTLP/JSON traces and logs: GenAI execute_tool and inference spans; Claude Code tool_result, rejected tool_decision, api_request and mcp_server_connection events',
   defaultPaths: () => defaultOtlpPaths(),
   listFiles: (paths) => listOtlpFiles(paths),

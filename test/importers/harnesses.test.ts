@@ -1,0 +1,23 @@
+// Each importer declares the harness values its events name (Importer.harnesses): every event
+// of its fixtures and of the corpus's real logs names one of them, and each declared value has
+// its usage convention (the accounting reads the figures by it).
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { USAGE_CONVENTIONS } from '../../src/accounting/conventions.ts';
+import { loadImporter } from '../../src/importers/registry.ts';
+import { IMPORTER_IDS } from '../../src/importers/types.ts';
+import { sampleFiles } from '../helpers/importer-samples.ts';
+
+describe('importers name only the harnesses they declare', () => {
+  it.each(IMPORTER_IDS.map((id) => [id]))('%s', async (id) => {
+    const importer = await loadImporter(id);
+    expect(importer.harnesses.length).toBeGreaterThan(0);
+    for (const h of importer.harnesses) expect(USAGE_CONVENTIONS[h], h).toBeDefined();
+    const named = new Set<string>();
+    for (const file of sampleFiles(importer)) {
+      for (const e of importer.parseFile(file, readFileSync(file)).events) named.add((JSON.parse(e.envelope.text) as { harness: string }).harness);
+    }
+    expect(named.size, `no sample events for ${id}`).toBeGreaterThan(0);
+    for (const h of named) expect(importer.harnesses, `${id} named ${h}`).toContain(h);
+  });
+});

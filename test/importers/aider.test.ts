@@ -13,7 +13,6 @@ import { defaultAiderPaths, isChatHistory } from '../../src/importers/aider/path
 import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
-import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-aider/', import.meta.url).pathname.replace(/\/$/, '');
 const HISTORY = join(FIXTURES, 'projects/calc/.aider.chat.history.md');
@@ -57,11 +56,7 @@ describe('aider paths and parser', () => {
 });
 
 describe('aider fixtures', () => {
-  const golden = join(FIXTURES, 'events.golden.jsonl');
-  it('gives the golden events of the fixture folder (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    expectFolderGolden(aiderImporter, FIXTURES, golden);
-  });
-
+  // Its golden events: test/importers/golden-registry.test.ts.
   describe('import into embedded ClickHouse', () => {
     let sink: ClickHouseSink;
     let cleanup: () => Promise<void>;

@@ -13,7 +13,6 @@ import { defaultAmpPaths, isThreadFile } from '../../src/importers/amp/paths.ts'
 import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
-import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-amp/', import.meta.url).pathname.replace(/\/$/, '');
 const T1 = 'T-3c7e1a9d-52b4-4f08-9e6a-1d2c3b4a5f60';
@@ -61,11 +60,7 @@ describe('amp parser', () => {
 });
 
 describe('amp fixtures', () => {
-  const golden = join(FIXTURES, 'events.golden.jsonl');
-  it('gives the golden events of the fixture folder (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    expectFolderGolden(ampImporter, FIXTURES, golden);
-  });
-
+  // Its golden events: test/importers/golden-registry.test.ts.
   describe('import into embedded ClickHouse', () => {
     let sink: ClickHouseSink;
     let cleanup: () => Promise<void>;

@@ -12,7 +12,6 @@ import { chatIdTime, defaultCodebuffPaths, sessionOf } from '../../src/importers
 import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { makeTempDir, openTempSink } from '../helpers/db.ts';
-import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-codebuff/', import.meta.url).pathname.replace(/\/$/, '');
 const CALC = 'manicode/calc/2025-12-20T12-00-00.000Z';
@@ -41,11 +40,7 @@ describe('codebuff paths and parser', () => {
 });
 
 describe('codebuff fixtures', () => {
-  const golden = join(FIXTURES, 'events.golden.jsonl');
-  it('gives the golden events of the fixture folder (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    expectFolderGolden(codebuffImporter, FIXTURES, golden);
-  });
-
+  // Its golden events: test/importers/golden-registry.test.ts.
   describe('import into embedded ClickHouse', () => {
     let sink: ClickHouseSink;
     let cleanup: () => Promise<void>;

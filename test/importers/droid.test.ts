@@ -14,7 +14,6 @@ import { defaultDroidPaths, settingsPathOf } from '../../src/importers/droid/pat
 import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
-import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-droid/', import.meta.url).pathname.replace(/\/$/, '');
 const S = '5f0c2d3e-8a1b-4c7d-9e2f-3a4b5c6d7e8f';
@@ -58,11 +57,7 @@ describe('droid paths and parser', () => {
 });
 
 describe('droid fixtures', () => {
-  const golden = join(FIXTURES, 'events.golden.jsonl');
-  it('gives the golden events of the fixture folder (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    expectFolderGolden(droidImporter, FIXTURES, golden);
-  });
-
+  // Its golden events: test/importers/golden-registry.test.ts.
   describe('import into embedded ClickHouse', () => {
     let sink: ClickHouseSink;
     let cleanup: () => Promise<void>;

@@ -15,7 +15,6 @@ import { defaultGoosePaths } from '../../src/importers/goose/paths.ts';
 import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
-import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-goose/', import.meta.url).pathname.replace(/\/$/, '');
 const DB = join(FIXTURES, 'goose/sessions/sessions.db');
@@ -58,11 +57,7 @@ describe('goose parser (through chdb sqlite())', () => {
 });
 
 describe('goose fixtures', () => {
-  const golden = join(FIXTURES, 'events.golden.jsonl');
-  it('gives the golden events of the fixture database (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    expectFolderGolden(gooseImporter, FIXTURES, golden);
-  });
-
+  // Its golden events: test/importers/golden-registry.test.ts.
   describe('import into embedded ClickHouse (the database read while the sink holds the engine)', () => {
     let sink: ClickHouseSink;
     let cleanup: () => Promise<void>;

@@ -14,7 +14,6 @@ import { defaultHermesPaths } from '../../src/importers/hermes/paths.ts';
 import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
-import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-hermes-agent/', import.meta.url).pathname.replace(/\/$/, '');
 const DB = join(FIXTURES, 'dot-hermes/state.db');
@@ -53,11 +52,7 @@ describe('hermes-agent paths and parser', () => {
 });
 
 describe('hermes-agent fixtures', () => {
-  const golden = join(FIXTURES, 'events.golden.jsonl');
-  it('gives the golden events of the fixture database (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    expectFolderGolden(hermesAgentImporter, FIXTURES, golden);
-  });
-
+  // Its golden events: test/importers/golden-registry.test.ts.
   describe('import into embedded ClickHouse', () => {
     let sink: ClickHouseSink;
     let cleanup: () => Promise<void>;

@@ -13,7 +13,6 @@ import { defaultKimiPaths, isWireFile, placeOf } from '../../src/importers/kimi/
 import { runImport, type ImportSummary } from '../../src/pipeline/import.ts';
 import type { ClickHouseSink } from '../../src/sink/clickhouse.ts';
 import { countOf, makeTempDir, openTempSink } from '../helpers/db.ts';
-import { expectFolderGolden } from './golden.ts';
 
 const FIXTURES = new URL('./fixtures-kimi/', import.meta.url).pathname.replace(/\/$/, '');
 const CODE = '7d2f4c1a-8b3e-4f6a-9c5d-2e1b0a9f8c7d';
@@ -85,11 +84,7 @@ describe('kimi parser', () => {
 });
 
 describe('kimi fixtures', () => {
-  const golden = join(FIXTURES, 'events.golden.jsonl');
-  it('gives the golden events of the fixture folder (UPDATE_GOLDEN=1 rewrites the file)', () => {
-    expectFolderGolden(kimiImporter, FIXTURES, golden);
-  });
-
+  // Its golden events: test/importers/golden-registry.test.ts.
   describe('import into embedded ClickHouse', () => {
     let sink: ClickHouseSink;
     let cleanup: () => Promise<void>;

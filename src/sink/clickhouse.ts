@@ -152,6 +152,27 @@ function zippedTime(columns: readonly string[], params: readonly string[], value
   return `{${value}:Array(DateTime64(3, 'UTC'))}[indexOf(arrayZip(${params.map((n) => `{${n}:Array(String)}`).join(', ')}), (${columns.join(', ')}))]`;
 }
 
+/** A token_usage row's accounting state as one tuple (64-bit integers as text); a NULL in it is a value. */
+type StateTuple = [string, StoredContext['context_source'], string, string | null, boolean, string | null, string, string[], string, string];
+
+/** The stored context of a state tuple. */
+function storedContext(sessionId: string, agentId: string, s: StateTuple): StoredContext {
+  const [contextTokens, contextSource, model, window, above, lastObserved, estimatedSince, classes, seq] = s;
+  return {
+    session_id: sessionId,
+    agent_id: agentId,
+    context_tokens: contextTokens,
+    context_source: contextSource,
+    model,
+    context_window_tokens: window,
+    above_threshold: above,
+    last_observed_context: lastObserved,
+    estimated_since_observed: estimatedSince,
+    classes_since_observed: classes,
+    session_seq: seq,
+  };
+}
+
 /** A state row as the engine gives it back (64-bit integers as text). */
 type StoredStateRow = McpServerStateRow & { backoff_ms: string | number | null; connected_ms: string | number; observed_ms: string | number; tools_changed_events: string | number };
 
@@ -1035,6 +1056,55 @@ export class ClickHouseSink implements Sink, ImportStates {
    */
   async latestUsage(contexts: readonly ContextRef[]): Promise<StoredContext[]> {
     if (contexts.length === 0) return [];
+    // Each context's row of the highest (sequence, time, ingestion): one ordered read of the
+    // context's rows, without grouping them by event first (that grouping, a hash table of every
+    // event of the context, was ~15x the cost: 2,030 against 135 ms for a context of 1 M rows).
+    const top = await this.inParts(contexts, (c) => Math.max(c.sessionId.length, c.agentId.length), (contexts) => this.queryRows<{
+      session_id: string;
+      agent_id: string;
+      source: string;
+      event_id: string;
+      ingested: string;
+      s: StateTuple;
+    }>({
+      query: `SELECT session_id, agent_id, source, event_id, toString(ingested_at) AS ingested,
+          tuple(context_tokens, context_source, model, context_window_tokens, above_threshold, last_observed_context,
+                estimated_since_observed, classes_since_observed, session_seq, ts) AS s
+        FROM token_usage
+        WHERE session_id IN {sids:Array(String)}
+          AND ${inZipped(['session_id', 'agent_id'], ['sids', 'aids'])}
+        ORDER BY session_seq DESC, ts DESC, ingested_at DESC
+        LIMIT 1 BY session_id, agent_id`,
+      query_params: { sids: contexts.map((c) => c.sessionId), aids: contexts.map((c) => c.agentId) },
+    }));
+    if (top.length === 0) return [];
+    // That row is the state when it is the latest ingested copy of its event (a row written again
+    // by a re-run is stored once, as the latest copy: an older copy does not count even with a
+    // higher sequence). Its copies are found by the table's key; a context whose top row is an
+    // older copy is read the full way (latestUsageByEvent).
+    const latest = await this.inParts(top, (r) => Math.max(r.session_id.length, r.event_id.length, r.agent_id.length), (rows) => this.queryRows<{ session_id: string; agent_id: string; source: string; event_id: string; latest: string }>({
+      query: `SELECT session_id, agent_id, source, event_id, toString(max(ingested_at)) AS latest
+        FROM token_usage
+        WHERE session_id IN {sids:Array(String)}
+          AND ${inZipped(['session_id', 'agent_id', 'source', 'event_id'], ['sids', 'aids', 'srcs', 'eids'])}
+        GROUP BY session_id, agent_id, source, event_id`,
+      query_params: { sids: rows.map((r) => r.session_id), aids: rows.map((r) => r.agent_id), srcs: rows.map((r) => r.source), eids: rows.map((r) => r.event_id) },
+    }));
+    const copyKey = (r: { session_id: string; agent_id: string; source: string; event_id: string }): string => JSON.stringify([r.session_id, r.agent_id, r.source, r.event_id]);
+    const latestOf = new Map(latest.map((r) => [copyKey(r), r.latest]));
+    const out: StoredContext[] = [];
+    const stale: ContextRef[] = [];
+    for (const r of top) {
+      if (latestOf.get(copyKey(r)) === r.ingested) out.push(storedContext(r.session_id, r.agent_id, r.s));
+      else stale.push({ sessionId: r.session_id, agentId: r.agent_id });
+    }
+    if (stale.length > 0) for (const r of await this.latestUsageByEvent(stale)) out.push(r);
+    return out;
+  }
+
+  /** latestUsage the full way: the latest ingested copy of each row first, then the highest sequence among them. */
+  private async latestUsageByEvent(contexts: readonly ContextRef[]): Promise<StoredContext[]> {
+    if (contexts.length === 0) return [];
     // The latest applied row of each context: first the latest ingested copy of each row (a
     // re-run may write a row again with another sequence number), then the row with the highest
     // sequence. Aggregations over the few columns a state needs: reading whole rows and joining
@@ -1043,7 +1113,7 @@ export class ClickHouseSink implements Sink, ImportStates {
     const rows = await this.inParts(contexts, (c) => Math.max(c.sessionId.length, c.agentId.length), (contexts) => this.queryRows<{
       session_id: string;
       agent_id: string;
-      s: [string, StoredContext['context_source'], string, string | null, boolean, string | null, string, string[], string, string];
+      s: StateTuple;
     }>({
       query: `SELECT session_id, agent_id, argMax(row, (tupleElement(row, 9), tupleElement(row, 10))) AS s
         FROM (
@@ -1060,22 +1130,7 @@ export class ClickHouseSink implements Sink, ImportStates {
         aids: contexts.map((c) => c.agentId),
       },
     }));
-    return rows.map((r) => {
-      const [contextTokens, contextSource, model, window, above, lastObserved, estimatedSince, classes, seq] = r.s;
-      return {
-        session_id: r.session_id,
-        agent_id: r.agent_id,
-        context_tokens: contextTokens,
-        context_source: contextSource,
-        model,
-        context_window_tokens: window,
-        above_threshold: above,
-        last_observed_context: lastObserved,
-        estimated_since_observed: estimatedSince,
-        classes_since_observed: classes,
-        session_seq: seq,
-      };
-    });
+    return rows.map((r) => storedContext(r.session_id, r.agent_id, r.s));
   }
 
   /**

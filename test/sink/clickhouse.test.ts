@@ -141,4 +141,39 @@ describe('the embedded engine and its migrations', () => {
     expect([...applied.entries()].sort()).toEqual([['s-restore\u0001e1', '100/7///'], ['s-restore\u0001e2', '']]);
     await sink.client.command({ query: 'SYSTEM START MERGES token_usage' });
   });
+
+  it('restores many contexts in one read: the highest row where it is its event\'s latest copy, the full way where it is not', async () => {
+    // s-fast: every event once, the highest sequence wins (here not the latest by time, nor by
+    // ingestion); a subagent of s-fast; s-stale: its highest row is an older copy of e2, so
+    // the latest copy of each row is taken first (e3, seq 3), as in the test above.
+    await sink.client.command({ query: 'SYSTEM STOP MERGES token_usage' });
+    const columns = '(event_id, ts, session_id, agent_id, source, context_tokens, context_source, session_seq, ingested_at, model)';
+    await sink.client.command({
+      query: `INSERT INTO token_usage ${columns} VALUES
+        ('f1', '2026-12-02 10:00:00.000', 's-fast', '', 'estimated', 10, 'estimated', 1, '2026-12-02 11:00:00.000', 'm'),
+        ('f2', '2026-12-02 09:00:00.000', 's-fast', '', 'estimated', 20, 'estimated', 5, '2026-12-02 10:00:00.000', 'm'),
+        ('f3', '2026-12-02 10:05:00.000', 's-fast', '', 'estimated', 30, 'estimated', 4, '2026-12-02 12:00:00.000', 'm'),
+        ('g1', '2026-12-02 10:00:00.000', 's-fast', 'sub', 'estimated', 7, 'estimated', 2, '2026-12-02 11:00:00.000', 'm'),
+        ('x1', '2026-12-02 10:00:00.000', 's-stale', '', 'estimated', 100, 'estimated', 1, '2026-12-02 11:00:00.000', 'm'),
+        ('x2', '2026-12-02 10:01:00.000', 's-stale', '', 'estimated', 200, 'estimated', 9, '2026-12-02 11:00:00.000', 'm'),
+        ('x3', '2026-12-02 10:00:30.000', 's-stale', '', 'estimated', 999, 'estimated', 3, '2026-12-02 11:00:00.000', 'm')`,
+    });
+    await sink.client.command({
+      query: `INSERT INTO token_usage ${columns} VALUES ('x2', '2026-12-02 10:01:00.000', 's-stale', '', 'estimated', 250, 'estimated', 2, '2026-12-02 12:00:00.000', 'm')`,
+    });
+    const restored = await restoreStates(
+      sink,
+      new Map([
+        ['fast', { sessionId: 's-fast', agentId: '' }],
+        ['sub', { sessionId: 's-fast', agentId: 'sub' }],
+        ['stale', { sessionId: 's-stale', agentId: '' }],
+        ['none', { sessionId: 's-none', agentId: '' }],
+      ]),
+    );
+    expect([...restored.keys()].sort()).toEqual(['fast', 'stale', 'sub']);
+    expect([restored.get('fast')?.contextTokens, restored.get('fast')?.seq]).toEqual([20n, 5n]);
+    expect([restored.get('sub')?.contextTokens, restored.get('sub')?.seq]).toEqual([7n, 2n]);
+    expect([restored.get('stale')?.contextTokens, restored.get('stale')?.seq]).toEqual([999n, 3n]);
+    await sink.client.command({ query: 'SYSTEM START MERGES token_usage' });
+  });
 });

@@ -335,13 +335,9 @@ export function decodeEvent(received: Uint8Array, source: string, ingestedAt: st
     return dead('schema', `/type: must be one of ${EVENT_TYPES.map((t) => JSON.stringify(t)).join(', ')} (got ${preview(type)})`);
   }
   if (!validateToolCall(parsed)) return schemaDeadLetter(validateToolCall.errors, parsed, dead);
-  // The raw input verbatim: the object's own text from the line, or the string's content.
+  // An object input is its own text in the line.
   const inputSpan = index?.members.get('input');
-  const from = inputSpan?.start ?? 0;
-  const to = inputSpan?.end ?? 0;
-  return typeof parsed.input === 'string'
-    ? decodeToolCall(parsed, parsed.input, true, (r) => r.text(parsed.input as string), source, ingestedAt, limits, machine, dead)
-    : decodeToolCall(parsed, text.slice(from, to), false, (r) => r.jsonPart(text, from, to), source, ingestedAt, limits, machine, dead);
+  return decodeToolCall(parsed, text, inputSpan?.start ?? 0, inputSpan?.end ?? 0, source, ingestedAt, limits, machine, dead);
 }
 
 /**
@@ -359,43 +355,30 @@ export function decodeEnvelope(typed: TypedEvent, source: string, ingestedAt: st
   const parsed = plainEvent(e.type, e.fields);
   if (parsed === undefined) return viaLine();
   const machine = machineOfEvent(parsed) ?? limits.machine ?? UNKNOWN_MACHINE;
-  const dead = (): DecodeOutcome => viaLine();
-  let outcome: DecodeOutcome;
   if (e.type === 'usage') {
-    if (!validateUsage(parsed)) return viaLine();
     const fields = e.fields;
-    let exact = true;
-    const figureText = (field: TokenField): string | undefined => {
-      const v = fields[field];
-      if (v === undefined) return undefined;
-      if (!Number.isSafeInteger(v)) exact = false;
-      return String(v);
-    };
-    outcome = decodeUsage(parsed, figureText, source, ingestedAt, dead, limits.redact === false ? KEEP : new Redaction(), machine);
-    if (!exact) return viaLine();
-  } else {
-    const input = e.input;
-    if ('json' in input) {
-      const json = input.json;
-      // The line's depth is its input's plus one (its other members are scalars).
-      if (json.charCodeAt(0) !== 0x7b || json.charCodeAt(json.length - 1) !== 0x7d || !isWellFormed(json)) return viaLine();
-      const { end, depth } = skipValue(json, 0);
-      if (end !== json.length || depth + 1 > limits.maxDepth) return viaLine();
-      try {
-        parsed['input'] = JSON.parse(json) as unknown;
-      } catch {
-        return viaLine();
-      }
-      if (!validateToolCall(parsed)) return viaLine();
-      outcome = decodeToolCall(parsed, json, false, (r) => r.jsonPart(json, 0, json.length), source, ingestedAt, limits, machine, dead);
-    } else {
-      const text = input.string;
-      parsed['input'] = text;
-      if (!validateToolCall(parsed)) return viaLine();
-      outcome = decodeToolCall(parsed, text, true, (r) => r.text(text), source, ingestedAt, limits, machine, dead);
-    }
+    // A figure's text is its digits only while the number is exact.
+    for (const field of TOKEN_FIELDS) if (fields[field] !== undefined && !Number.isSafeInteger(fields[field])) return viaLine();
+    if (!validateUsage(parsed)) return viaLine();
+    const figureText = (field: TokenField): string | undefined => (fields[field] === undefined ? undefined : String(fields[field]));
+    return decodeUsage(parsed, figureText, source, ingestedAt, viaLine, limits.redact === false ? KEEP : new Redaction(), machine);
   }
-  return outcome;
+  const input = e.input;
+  if ('string' in input) {
+    parsed['input'] = input.string;
+    return validateToolCall(parsed) ? decodeToolCall(parsed, '', 0, 0, source, ingestedAt, limits, machine, viaLine) : viaLine();
+  }
+  const json = input.json;
+  // The line's depth is its input's plus one (its other members are scalars).
+  if (json.charCodeAt(0) !== 0x7b || json.charCodeAt(json.length - 1) !== 0x7d || !isWellFormed(json)) return viaLine();
+  const { end, depth } = skipValue(json, 0);
+  if (end !== json.length || depth + 1 > limits.maxDepth) return viaLine();
+  try {
+    parsed['input'] = JSON.parse(json) as unknown;
+  } catch {
+    return viaLine();
+  }
+  return validateToolCall(parsed) ? decodeToolCall(parsed, json, 0, json.length, source, ingestedAt, limits, machine, viaLine) : viaLine();
 }
 
 /** String.prototype.isWellFormed (ES2024; Node 20 has it): no lone surrogate. */
@@ -421,14 +404,14 @@ function plainEvent(type: 'tool_call' | 'usage', fields: object): Record<string,
 }
 
 /**
- * A valid tool_call event as a row. `receivedInput` is the raw input as received (an object's
- * JSON text, or the string's content); `redactInput` gives it as stored.
+ * A valid tool_call event as a row. The raw input verbatim: a string input's content, or an
+ * object input's own JSON text, `text[from, to)`.
  */
 function decodeToolCall(
   event: ToolCallEvent,
-  receivedInput: string,
-  wasString: boolean,
-  redactInput: (r: Redaction | typeof KEEP) => string,
+  text: string,
+  from: number,
+  to: number,
   source: string,
   ingestedAt: string,
   limits: DecodeLimits,
@@ -441,9 +424,11 @@ function decodeToolCall(
   // stored is redacted, the projection included (it reads the redacted input).
   const agentId = event.agent_id ?? '';
   const eventId = event.event_id ?? (event.call_id === '' ? contentEventId(withoutMachine(event)) : identityEventId('tool_call', event.harness, event.session_id, agentId, event.call_id));
+  const wasString = typeof event.input === 'string';
+  const receivedInput = wasString ? (event.input as string) : text.slice(from, to);
   const r = limits.redact === false ? KEEP : new Redaction();
   // An object's JSON text is redacted in its decoded strings (escapes read), a string as text.
-  const rawInput = redactInput(r);
+  const rawInput = wasString ? r.text(receivedInput) : r.jsonPart(text, from, to);
   const error = r.text(event.error ?? '');
   const sessionId = r.short(event.session_id);
   const storedAgentId = r.short(agentId);

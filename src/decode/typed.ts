@@ -32,4 +32,6 @@ export interface TypedEvent {
   readonly text: string;
   /** At least the UTF-8 bytes of `text`, known without making it. */
   readonly mostBytes: number;
+  /** About the characters of `text` (what a batch counts it as), known without making it. */
+  readonly chars: number;
 }

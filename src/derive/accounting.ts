@@ -50,7 +50,7 @@ function accountable(o: AccountedEvent): { readonly session_id: string; readonly
 /** One per batch writer: it holds the contexts' states between batches. */
 export class AccountingDerivation implements Derivation<AccountedEvent> {
   readonly name = 'token_usage';
-  readonly accountant: ContextAccountant;
+  private readonly accountant: ContextAccountant;
   private readonly maxContexts: number;
   /**
    * What each batch derived, kept while the batch is (its events' array): a batch written again

@@ -19,6 +19,8 @@ export function stableEventId(...parts: readonly string[]): string {
  */
 export class Envelope implements TypedEvent {
   #text: string | undefined;
+  /** Characters of the event's strings: its fields' and its input's (counted once, when first asked). */
+  #strings: { readonly fields: number; readonly input: number; readonly inputIsJson: boolean } | undefined;
   constructor(readonly event: EnvelopeEvent) {}
 
   /** The event as one toolcanon.event/v1 line (the raw input spliced in as text). */
@@ -34,21 +36,26 @@ export class Envelope implements TypedEvent {
   get mostBytes(): number {
     if (this.#text !== undefined) return 3 * this.#text.length;
     if (this.event.type === 'line') return 3 * this.event.line.length;
-    let chars = 0;
-    for (const v of Object.values(this.event.fields)) if (typeof v === 'string') chars += v.length;
-    let bytes = 6 * chars + ENVELOPE_OVERHEAD_BYTES;
-    if (this.event.type === 'tool_call') bytes += 'json' in this.event.input ? 3 * this.event.input.json.length : 6 * this.event.input.string.length;
-    return bytes;
+    const n = this.strings();
+    return 6 * n.fields + (n.inputIsJson ? 3 : 6) * n.input + ENVELOPE_OVERHEAD_BYTES;
   }
 
   /** About the characters of `text` (what a batch or a held queue counts it as). */
   get chars(): number {
     if (this.#text !== undefined) return this.#text.length;
     if (this.event.type === 'line') return this.event.line.length;
-    let chars = ENVELOPE_OVERHEAD_CHARS;
-    for (const v of Object.values(this.event.fields)) if (typeof v === 'string') chars += v.length;
-    if (this.event.type === 'tool_call') chars += 'json' in this.event.input ? this.event.input.json.length : this.event.input.string.length;
-    return chars;
+    const n = this.strings();
+    return n.fields + n.input + ENVELOPE_OVERHEAD_CHARS;
+  }
+
+  private strings(): { readonly fields: number; readonly input: number; readonly inputIsJson: boolean } {
+    if (this.#strings !== undefined) return this.#strings;
+    const e = this.event as Exclude<EnvelopeEvent, { type: 'line' }>;
+    let fields = 0;
+    for (const v of Object.values(e.fields)) if (typeof v === 'string') fields += v.length;
+    const input = e.type === 'tool_call' ? e.input : undefined;
+    const inputIsJson = input !== undefined && 'json' in input;
+    return (this.#strings = { fields, input: input === undefined ? 0 : 'json' in input ? input.json.length : input.string.length, inputIsJson });
   }
 }
 

@@ -179,9 +179,9 @@ export class BatchWriter {
    * Decodes an importer's typed event into the batch (no line made, as add() would decode it);
    * counted towards the batch's bytes as about its characters.
    */
-  addTyped(event: TypedEvent & { readonly chars?: number }, source: string, ingestedAt: string, limits: DecodeLimits): Added {
+  addTyped(event: TypedEvent, source: string, ingestedAt: string, limits: DecodeLimits): Added {
     this.counts.eventsRead++;
-    this.bufferedBytes += event.chars ?? event.text.length;
+    this.bufferedBytes += event.chars;
     return this.keep(decodeEnvelope(event, source, ingestedAt, limits));
   }
 
@@ -201,15 +201,11 @@ export class BatchWriter {
         call: toolOutputOf(r),
       });
     } else b.outcomes.push(o);
-    return { kind: o.kind, due: this.isDue() };
+    return { kind: o.kind, due: this.isBatchDue };
   }
 
   /** Whether the buffered events make a batch due (events or bytes). */
   get isBatchDue(): boolean {
-    return this.isDue();
-  }
-
-  private isDue(): boolean {
     return this.buffer.outcomes.length >= this.batch.batchMaxRows || this.bufferedBytes >= this.batch.batchMaxBytes;
   }
 
@@ -253,7 +249,7 @@ export class BatchWriter {
     this.counts.eventsRead++;
     this.buffer.outcomes.push({ kind: 'dead', dead });
     this.bufferedBytes += dead.raw_bytes;
-    return { kind: 'dead', due: this.isDue() };
+    return { kind: 'dead', due: this.isBatchDue };
   }
 
   /** Events added since the last seal (not including a sealed batch). */

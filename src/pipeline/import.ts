@@ -58,7 +58,7 @@ export interface ImportStateStore {
   save(importer: string, files: ReadonlyMap<string, ImportFileState>, importedAt: string): Promise<void>;
 }
 
-/** Where an import's events (envelope lines as text) go: the database (writerTarget) or a Kafka topic (import --to-kafka). */
+/** Where an import's events (typed envelopes) go: the database (writerTarget) or a Kafka topic (import --to-kafka, which sends their lines). */
 export type ImportTarget = FileTarget<TypedEvent>;
 
 export interface ImportOptions {

@@ -152,7 +152,11 @@ function zippedTime(columns: readonly string[], params: readonly string[], value
   return `{${value}:Array(DateTime64(3, 'UTC'))}[indexOf(arrayZip(${params.map((n) => `{${n}:Array(String)}`).join(', ')}), (${columns.join(', ')}))]`;
 }
 
-/** A token_usage row's accounting state as one tuple (64-bit integers as text); a NULL in it is a value. */
+/** A token_usage row's accounting state as one tuple, in StateTuple's order (a NULL in it is a value). */
+const STATE_TUPLE = `tuple(context_tokens, context_source, model, context_window_tokens, above_threshold, last_observed_context,
+  estimated_since_observed, classes_since_observed, session_seq, ts)`;
+
+/** STATE_TUPLE as the engine gives it back (64-bit integers as text). */
 type StateTuple = [string, StoredContext['context_source'], string, string | null, boolean, string | null, string, string[], string, string];
 
 /** The stored context of a state tuple. */
@@ -1051,8 +1055,8 @@ export class ClickHouseSink implements Sink, ImportStates {
    * subagents): the one with the highest sequence number, i.e. the state after every event
    * applied so far, by any process (src/accounting/restore.ts rebuilds the state from it). A
    * context with no row is absent. Without FINAL (which would merge the whole table's parts on
-   * every batch): the copies of one row (its sorting key) are reduced to the latest ingested
-   * first, as the ReplacingMergeTree's version column decides, and only among those sessions.
+   * every batch): of the copies of one row (its sorting key) only the latest ingested counts, as
+   * the ReplacingMergeTree's version column decides, and only among those sessions.
    */
   async latestUsage(contexts: readonly ContextRef[]): Promise<StoredContext[]> {
     if (contexts.length === 0) return [];
@@ -1067,9 +1071,7 @@ export class ClickHouseSink implements Sink, ImportStates {
       ingested: string;
       s: StateTuple;
     }>({
-      query: `SELECT session_id, agent_id, source, event_id, toString(ingested_at) AS ingested,
-          tuple(context_tokens, context_source, model, context_window_tokens, above_threshold, last_observed_context,
-                estimated_since_observed, classes_since_observed, session_seq, ts) AS s
+      query: `SELECT session_id, agent_id, source, event_id, toString(ingested_at) AS ingested, ${STATE_TUPLE} AS s
         FROM token_usage
         WHERE session_id IN {sids:Array(String)}
           AND ${inZipped(['session_id', 'agent_id'], ['sids', 'aids'])}
@@ -1117,9 +1119,7 @@ export class ClickHouseSink implements Sink, ImportStates {
     }>({
       query: `SELECT session_id, agent_id, argMax(row, (tupleElement(row, 9), tupleElement(row, 10))) AS s
         FROM (
-          SELECT session_id, agent_id,
-            argMax(tuple(context_tokens, context_source, model, context_window_tokens, above_threshold, last_observed_context,
-                         estimated_since_observed, classes_since_observed, session_seq, ts), ingested_at) AS row
+          SELECT session_id, agent_id, argMax(${STATE_TUPLE}, ingested_at) AS row
           FROM token_usage
           WHERE session_id IN {sids:Array(String)}
             AND ${inZipped(['session_id', 'agent_id'], ['sids', 'aids'])}

@@ -333,7 +333,7 @@ interface RowWriter {
 function rowWriter(cols: readonly ColumnState[]): RowWriter {
   const names: string[] = [];
   const values: unknown[] = [];
-  const lines: string[] = ['const t = this;', 'let v;'];
+  const lines: string[] = [];
   cols.forEach((c, i) => {
     const spec = c.spec;
     if (!/^[a-z_][a-z0-9_]*$/.test(spec.name)) throw new Error(`not a column name: ${spec.name}`);
@@ -350,10 +350,11 @@ function rowWriter(cols: readonly ColumnState[]): RowWriter {
       values.push(c.nulls);
       code = `if (v === null) { n${i}.u8(1); ${emptyCode(spec, i)} } else { n${i}.u8(0); ${code} }`;
     } else code = `if (v === null) throw bad(c${i}, v); ${code}`;
-    // The column's own objects are the instance's fields.
-    lines.push(`v = r.${spec.name}; if (v === undefined) throw bad(t.c${i}, v); ${code.replace(/\b([cdson][0-9]+)\b/g, 't.$1')}`);
+    lines.push(`v = r.${spec.name}; if (v === undefined) throw bad(c${i}, v); ${code}`);
   });
-  const body = `return class RowWriter {\nconstructor(${names.join(', ')}) {\n${names.map((n) => `this.${n} = ${n};`).join('\n')}\n}\nwrite(r) {\n${lines.join('\n')}\n}\n};`;
+  // The column's own objects are the instance's fields, read into locals of the same names.
+  const fields = names.join(', ');
+  const body = `return class RowWriter {\nconstructor(${fields}) {\n${names.map((n) => `this.${n} = ${n};`).join('\n')}\n}\nwrite(r) {\nconst { ${fields} } = this;\nlet v;\n${lines.join('\n')}\n}\n};`;
   let make = ROW_WRITERS.get(body);
   if (make === undefined) {
     make = new Function('bad', body)(bad) as new (...args: unknown[]) => RowWriter;

@@ -13,8 +13,10 @@ describe('importers name only the harnesses they declare', () => {
     const importer = await loadImporter(id);
     expect(importer.harnesses.length).toBeGreaterThan(0);
     for (const h of importer.harnesses) expect(USAGE_CONVENTIONS[h], h).toBeDefined();
+    const files = sampleFiles(importer, 'the harness check of the corpus samples (test/importers/harnesses.test.ts)');
+    if (files === null) return;
     const named = new Set<string>();
-    for (const file of sampleFiles(importer)) {
+    for (const file of files) {
       for (const e of importer.parseFile(file, readFileSync(file)).events) named.add((JSON.parse(e.envelope.text) as { harness: string }).harness);
     }
     expect(named.size, `no sample events for ${id}`).toBeGreaterThan(0);

@@ -2,7 +2,7 @@
 // and is never created. A missing one is said in one line naming where it was looked for.
 // An embedded data directory that another process owns (`toolcanon serve`, `watch`:
 // src/serve/owner.ts) is read, and written, through that process, with its token.
-import { describeTarget, resolveSinkTarget } from '../sink/clickhouse.ts';
+import { describeTarget, resolveSinkTarget } from '../sink/target.ts';
 import { holdsDatabase } from '../sink/datadir.ts';
 import { findOwner, forgetServerCredentials, type FoundOwner } from '../serve/owner.ts';
 

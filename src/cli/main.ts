@@ -3,9 +3,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { redactionFromEnv } from '../redact/redact.ts';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CATALOGUE_ROWS, renderCatalogueMarkdown } from '../catalogue/index.ts';
-import { decodeEvent, DEFAULT_LIMITS, type DecodeLimits, type Machine } from '../decode/event.ts';
-import { emptyCounts, replayFiles, type PipelineCounts } from '../pipeline/batch-writer.ts';
-import { ClickHouseSink } from '../sink/clickhouse.ts';
+import type { DecodeLimits, Machine } from '../decode/event.ts';
+import { DEFAULT_LIMITS } from '../decode/limits.ts';
+import { emptyCounts, type PipelineCounts } from '../pipeline/counts.ts';
+import type { ClickHouseSink } from '../sink/clickhouse.ts';
+import { describeTarget, resolveSinkTarget } from '../sink/target.ts';
+import { holdsDatabase } from '../sink/datadir.ts';
 import { InputError, leaveTornLastLines, listInputFiles, openInput, readLines, tornLinesLine } from '../source/file.ts';
 import { accountingConfig } from './accounting-flags.ts';
 import { checkClickHouseUrl, clusterName, retentionDays } from './sink-flags.ts';
@@ -20,7 +23,8 @@ import { describeQueryError, QueryError } from './query-error.ts';
 import { OutFileError } from './out-file.ts';
 import { IMPORTER_IDS, type Importer } from '../importers/types.ts';
 import { isImporterId, loadImporter } from '../importers/registry.ts';
-import { runImport, type ImportSummary } from '../pipeline/import.ts';
+import type { ImportSummary } from '../pipeline/import.ts';
+import { dropImportMirrors, unchangedSinceMirror, writeImportMirror } from '../pipeline/import-mirror.ts';
 import { importProblem } from '../pipeline/import-verdict.ts';
 import { ConfigError, scrubSecrets } from '../config/secrets.ts';
 import { describeKafkaFailure } from '../kafka/errors.ts';
@@ -320,6 +324,8 @@ async function importInto(
     readonly allowDeadLetters: boolean;
     /** `import all` passes false: a harness's folder with no log file in it is not a failure there. */
     readonly requireFiles?: boolean;
+    /** The data directory where the copy of the import state is kept (see ownDataDir). */
+    readonly mirrorDir?: string | undefined;
   },
 ): Promise<{ rows: Row[]; resumed: string | undefined; problem: string | undefined; filesSeen: number }> {
   const which = importer.id;
@@ -330,6 +336,7 @@ async function importInto(
   const progress = createProgressBar(o.progress, 1);
   let summary: ImportSummary;
   try {
+    const { runImport } = await import('../pipeline/import.ts');
     summary = await runImport(importer, targets, sink, {
       limits: o.limits,
       accounting: o.accounting,
@@ -341,10 +348,68 @@ async function importInto(
   } finally {
     progress.done();
   }
+  // The copy of the state just recorded, for the next run that finds nothing new (import-mirror.ts).
+  if (o.mirrorDir !== undefined) writeImportMirror(o.mirrorDir, importer.id, machine.device_id, await sink.loadImportState(importer.id, machine.device_id));
   const rows = withAlreadyStored(importSummaryRows(summary, performance.now() - started), alreadyStored, 'events_already_imported');
   const resumed = alreadyStoredLine(alreadyStored, summary.eventsEmitted);
   const problem = o.allowDeadLetters ? undefined : importProblem(importer, targets, summary, verdict);
   return { rows, resumed, problem, filesSeen: summary.filesSeen };
+}
+
+/**
+ * The answer of importInto when the data directory's copy of the import state shows every file
+ * of the importer unchanged (src/pipeline/import-mirror.ts): the same rows (nothing read, every
+ * file unchanged), without starting the engine. Undefined: take the usual way.
+ */
+function importUnchanged(
+  dir: string,
+  importer: Importer,
+  targets: readonly string[],
+  machine: Machine,
+  o: { readonly io: Io; readonly allowDeadLetters: boolean; readonly requireFiles?: boolean },
+): { rows: Row[]; resumed: undefined; problem: string | undefined; filesSeen: number; line: string } | undefined {
+  const started = performance.now();
+  const files = importer.listFiles(targets);
+  if (!unchangedSinceMirror(dir, importer.id, machine.device_id, files)) return undefined;
+  const line = `Importing ${importer.id} logs from ${targets.join(', ')} into ${describeTarget({ kind: 'embedded', dir })}`;
+  const summary: ImportSummary = {
+    filesSeen: files.length,
+    filesRead: 0,
+    filesUnchanged: files.length,
+    recordsRead: 0,
+    eventsEmitted: 0,
+    eventsAlreadyImported: 0,
+    malformedRecords: 0,
+    skippedRecords: {},
+    bytesParsed: 0,
+    counts: emptyCounts(),
+  };
+  const rows = withAlreadyStored(importSummaryRows(summary, performance.now() - started), 0, 'events_already_imported');
+  const problem = o.allowDeadLetters ? undefined : importProblem(importer, targets, summary, { requireFiles: o.requireFiles !== false });
+  return { rows, resumed: undefined, problem, filesSeen: files.length, line };
+}
+
+/** Every importer's importUnchanged answer, or undefined when any one has something to read. */
+function allUnchanged(dir: string, found: readonly { importer: Importer; targets: string[] }[], machine: Machine, o: Parameters<typeof importUnchanged>[4]): NonNullable<ReturnType<typeof importUnchanged>>[] | undefined {
+  const out = [];
+  for (const f of found) {
+    const r = importUnchanged(dir, f.importer, f.targets, machine, o);
+    if (r === undefined) return undefined;
+    out.push(r);
+  }
+  return out;
+}
+
+/**
+ * The embedded data directory this process would open itself (no server named, no process
+ * serving it), where an import keeps the copy of its state; undefined otherwise. A command given
+ * --retention-days changes the tables' TTL: it always starts the engine.
+ */
+function ownDataDir(values: SinkValues): string | undefined {
+  if (values['retention-days'] !== undefined) return undefined;
+  const target = resolveSinkTarget({ db: values.db, clickhouseUrl: values.clickhouse });
+  if (target.kind !== 'embedded' || sinkTarget(values).owner !== undefined) return undefined;
+  return target.dir;
 }
 
 type SinkValues = { db?: string | undefined; clickhouse?: string | undefined; cluster?: string | undefined; 'retention-days'?: string | undefined };
@@ -371,6 +436,8 @@ async function withSink<T>(values: SinkValues, run: (sink: ClickHouseSink) => Pr
   // A directory another process owns (serve, watch) is read and written through it.
   const target = sinkTarget(values);
   if (target.owner !== undefined && createDatabase) process.stderr.write(`toolcanon: the data directory is served by process ${target.owner.pid} (${target.owner.command}): writing through it\n`);
+  // Loaded here: the ClickHouse client and the sink are ~80 ms of a start a command without a database never pays.
+  const { ClickHouseSink } = await import('../sink/clickhouse.ts');
   const sink = await ClickHouseSink.open({ db: target.db, clickhouseUrl: target.clickhouseUrl, retentionDays: retentionDays(values['retention-days']), cluster: clusterName(values.cluster, values.clickhouse) }, { createDatabase });
   for (const notice of sink.notices) process.stderr.write(`toolcanon: ${notice}\n`);
   try {
@@ -471,6 +538,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         alreadyStored = await storedBeforeReplay(sink, files.map((f) => f.path));
         const progress = createProgressBar(io.isTty && !values['no-progress'], files.reduce((n, f) => n + f.bytes, 0));
         try {
+          const { replayFiles } = await import('../pipeline/batch-writer.ts');
           return await replayFiles(files, sink, { limits, accounting, onProgress: progress.update });
         } finally {
           progress.done();
@@ -511,10 +579,14 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         }
         const { importMachineFrom } = await import('./import-kafka.ts');
         const machine = importMachineFrom(values);
+        const mirrorDir = ownDataDir(values);
+        // Nothing new in any harness's files: answered without the engine.
+        const unchanged = mirrorDir === undefined ? undefined : allUnchanged(mirrorDir, found, machine, { ...local, requireFiles: false });
+        for (const r of unchanged ?? []) io.err(r.line);
         // One process and one engine for every harness found: start-up is paid once.
-        const results = await interruptible(io.err, (stop) => withSink(values, (store) => stop.during(store, async (sink) => {
+        const results = unchanged !== undefined ? unchanged.map((r, i) => ({ id: found[i]!.importer.id, ...r })) : await interruptible(io.err, (stop) => withSink(values, (store) => stop.during(store, async (sink) => {
           const out = [];
-          for (const f of found) out.push({ id: f.importer.id, ...(await importInto(sink, f.importer, f.targets, machine, { ...local, requireFiles: false })) });
+          for (const f of found) out.push({ id: f.importer.id, ...(await importInto(sink, f.importer, f.targets, machine, { ...local, requireFiles: false, mirrorDir })) });
           return out;
         }, async (sink) => interruptedLine(await sink.countStoredFromFiles(found.flatMap((f) => f.importer.listFiles(f.targets))), undefined))));
         io.out(renderRows(results.flatMap((r) => r.rows.map((row) => ({ importer: r.id, ...row }))), format, ['importer', 'metric', 'value']));
@@ -534,9 +606,14 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const { importMachineFrom, runImportToKafka } = await import('./import-kafka.ts');
       const machine = importMachineFrom(values);
       if (values['to-kafka']) return runImportToKafka(importer, targets, values, machine, io, format, limits.redact !== false, values['allow-dead-letters']);
-      const result = await interruptible(io.err, (stop) =>
-        withSink(values, (store) => stop.during(store, (sink) => importInto(sink, importer, targets, machine, local), async (sink) => interruptedLine(await sink.countStoredFromFiles(importer.listFiles(targets)), undefined))),
-      );
+      const mirrorDir = ownDataDir(values);
+      const unchanged = mirrorDir === undefined ? undefined : importUnchanged(mirrorDir, importer, targets, machine, local);
+      if (unchanged !== undefined) io.err(unchanged.line);
+      const result =
+        unchanged ??
+        (await interruptible(io.err, (stop) =>
+          withSink(values, (store) => stop.during(store, (sink) => importInto(sink, importer, targets, machine, { ...local, mirrorDir }), async (sink) => interruptedLine(await sink.countStoredFromFiles(importer.listFiles(targets)), undefined))),
+        ));
       io.out(renderRows(result.rows, format));
       if (result.resumed !== undefined) io.err(result.resumed);
       if (result.problem !== undefined) {
@@ -547,6 +624,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     case 'validate': {
       if (rest.length === 0) throw new UsageError('validate needs at least one path');
+      const { decodeEvent } = await import('../decode/event.ts');
       const counts = emptyCounts();
       const bad: Row[] = [];
       const warnings: Row[] = [];
@@ -583,6 +661,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const [sql, ...extra] = rest;
       if (sql === undefined || extra.length) throw new UsageError('query takes exactly one SQL argument (quote it)');
       if (sql.trim() === '') throw new UsageError('query was given an empty SQL statement: give one, e.g. toolcanon query "SELECT count() FROM tool_calls"');
+      // SQL toolcanon did not write may change import_files: the copies of the import state go first.
+      const queried = ownDataDir({ ...values, 'retention-days': undefined });
+      if (queried !== undefined && holdsDatabase(queried) === true) dropImportMirrors(queried);
       const rows = await withExistingSink(values, io, async (sink) => {
         try {
           // final = 1: FINAL on every table read, so plain SQL counts each event once.

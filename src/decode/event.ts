@@ -66,7 +66,9 @@ function withoutMachine<T extends object>(event: T): T {
   return rest as T;
 }
 
-export const DEFAULT_LIMITS: DecodeLimits = { maxEventBytes: 4 * 1024 * 1024, maxDepth: 128 };
+import { DEFAULT_LIMITS } from './limits.ts';
+
+export { DEFAULT_LIMITS };
 
 /** Observed usage of one finished request, figures exact (u64 as bigint). */
 export type DecodeOutcome =

@@ -7,6 +7,7 @@ import { msToClickHouseTime } from '../util/time.ts';
 import type { DeadLetterReason, DeadLetterRow, RowFlag } from '../model/records.ts';
 import type { DiscoveryObservation, McpEventRow, McpToolRegistrationRow } from '../model/mcp.ts';
 import { derivationsFor } from '../derive/index.ts';
+import { emptyCounts, type PipelineCounts } from './counts.ts';
 import type { BatchEvents, Derivation, DerivedCount } from '../derive/stage.ts';
 import type { ContextRef, NativeColumn, Sink, ToolCallBatch } from '../model/sink.ts';
 import { DecodeThread, decodeThreadAvailable, type ThreadOutput } from '../thread/decode.ts';
@@ -14,61 +15,7 @@ import type { TypedEvent } from '../decode/typed.ts';
 import { fileLines, listInputFiles, type InputFile, type SourceLine } from '../source/file.ts';
 import { drive, type RecordTarget } from '../source/record.ts';
 
-export interface PipelineCounts {
-  eventsRead: number;
-  /** Input events stored as rows: tool calls plus observed usage events. */
-  rowsWritten: number;
-  toolCallRows: number;
-  usageRows: number;
-  /** MCP lifecycle events (mcp_status, mcp_tools, mcp_tools_changed) stored in mcp_events. */
-  mcpEventRows: number;
-  deadLetters: number;
-  deadLettersByReason: Partial<Record<DeadLetterReason, number>>;
-  flaggedRows: Partial<Record<RowFlag, number>>;
-  /** Derived rows (not input events): estimates of tool outputs and threshold breaches. */
-  estimateRows: number;
-  breaches: number;
-  /**
-   * Events whose id was already applied to the token accounting of their context (a redelivery,
-   * a producer retry, an overlapping replay): stored again (deduplicated by id), counted once.
-   */
-  duplicatesSkipped: number;
-  /** Idle session contexts dropped from memory (rebuilt from token_usage when they return). */
-  contextsEvicted: number;
-  /** Tools registered by the stored tools/list snapshots (mcp_tool_registrations rows). */
-  mcpToolRegistrations: number;
-  /** Coalesced server-state rows of the servers seen (mcp_server_state, latest derivation). */
-  mcpServerStateRows: number;
-  /** Tool calls that are discovery events (searches, not-in-active-set refusals, MCP calls). */
-  discoveryEvents: number;
-  /** Secrets replaced by redaction markers in what was written (rows, dead letters, MCP events). */
-  secretsRedacted: number;
-  blankLines: number;
-  bytesRead: number;
-}
-
-export function emptyCounts(): PipelineCounts {
-  return {
-    eventsRead: 0,
-    rowsWritten: 0,
-    toolCallRows: 0,
-    usageRows: 0,
-    mcpEventRows: 0,
-    deadLetters: 0,
-    deadLettersByReason: {},
-    flaggedRows: {},
-    estimateRows: 0,
-    breaches: 0,
-    duplicatesSkipped: 0,
-    contextsEvicted: 0,
-    mcpToolRegistrations: 0,
-    mcpServerStateRows: 0,
-    discoveryEvents: 0,
-    secretsRedacted: 0,
-    blankLines: 0,
-    bytesRead: 0,
-  };
-}
+export { emptyCounts, type PipelineCounts } from './counts.ts';
 
 export interface BatchLimits {
   /** Flush when this many events are buffered. */

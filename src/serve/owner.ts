@@ -38,6 +38,7 @@
 // - The proxy also serves the HTML report at `/` (src/serve/page.ts, loaded on first request),
 //   which reloads itself when the tables change.
 // See docs/live.md ("What guards it").
+import { dropImportMirrors } from '../pipeline/import-mirror.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, writeSync } from 'node:fs';
@@ -418,6 +419,9 @@ export async function startOwner(dataDir: string, opts: OwnerOptions = {}): Prom
   await orphanGone(dir);
   // One process at a time starts an engine here; one that holds the directory is refused.
   const release = await claimEngineStart(dir);
+  // What others send through this process may change import_files: the copies of the import
+  // state (src/pipeline/import-mirror.ts) are not trusted after it.
+  dropImportMirrors(dir);
   let engine: Engine | undefined;
   try {
     for (let attempt = 0; engine === undefined; attempt++) {

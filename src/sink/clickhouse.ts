@@ -17,6 +17,9 @@ import { encodeTsv } from './tsv.ts';
 import { encodeNative, nativeColumns, NativeWriter, type NativeColumn } from './native.ts';
 import { assertNotBusy, assertSameDataDir, assertTablesReadable, claimEngineStart, DataDirError, describeEngineFailure, describePartsSetAside, dirIdentity, partsSetAside, prepareDataDir, withMetadataIdentity, type DirIdentity } from './datadir.ts';
 import { SinkError } from './errors.ts';
+import { describeTarget, resolveSinkTarget, type SinkTarget } from './target.ts';
+
+export { DEFAULT_DB_DIR, describeTarget, resolveSinkTarget, type SinkTarget } from './target.ts';
 import { MCP_EVENT_KINDS } from '../model/mcp-vocabulary.ts';
 import { TABLE, TABLE_NAMES, TABLES, type AnalyticsTable, type TableNamed } from '../tables/index.ts';
 import { describeServerFailure, isRetryable, RETRY_DELAYS_MS, serverSettings, withoutUserName, type RequestKind, type ServerSettings } from './server.ts';
@@ -38,8 +41,6 @@ const INSERT_SETTINGS = { optimize_on_insert: 0, max_partitions_per_insert_block
 const INLINE_INSERT_MAX_BYTES = 1 << 20;
 /** The same for @clickhouse/client, which types UInt64 settings as text. */
 const CLIENT_INSERT_SETTINGS = { optimize_on_insert: 0, max_partitions_per_insert_block: '0' } as const;
-
-export const DEFAULT_DB_DIR = '.toolcanon/db';
 
 /**
  * The folder of an embedded data directory where a Native block waits for the engine to read it
@@ -85,31 +86,6 @@ const EMBEDDED_ENGINE_ARGS = [
 const PARAM_PART_BYTES = 48 * 1024;
 /** Values of one array parameter at most (the engine refuses an array of over 1,000,000 elements). */
 const PARAM_PART_ITEMS = 100_000;
-
-export interface SinkTarget {
-  /** Data directory of the embedded engine. */
-  readonly db?: string | undefined;
-  /** URL of a ClickHouse server (http[s]://host:port[/database]); wins over `db`. */
-  readonly clickhouseUrl?: string | undefined;
-  /** Keep this many days of event time (0 removes a retention set before); unset leaves it as is. */
-  readonly retentionDays?: number | undefined;
-  /** A server's cluster (or $TOOLCANON_CLICKHOUSE_CLUSTER): the schema made ON CLUSTER, replicated and distributed (cluster.ts). */
-  readonly cluster?: string | undefined;
-}
-
-/** Where the data goes, from flags first, then the environment, then the embedded default. */
-export function resolveSinkTarget(flags: SinkTarget, env: NodeJS.ProcessEnv = process.env): { kind: 'server'; url: string } | { kind: 'embedded'; dir: string } {
-  const url = flags.clickhouseUrl ?? env['TOOLCANON_CLICKHOUSE_URL'];
-  if (url) return { kind: 'server', url };
-  return { kind: 'embedded', dir: resolve(flags.db ?? env['TOOLCANON_DB'] ?? DEFAULT_DB_DIR) };
-}
-
-/** A description of the target safe to print: never user or password. */
-export function describeTarget(target: ReturnType<typeof resolveSinkTarget>): string {
-  if (target.kind === 'embedded') return `embedded ClickHouse at ${target.dir}`;
-  const u = new URL(target.url);
-  return `ClickHouse server ${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;
-}
 
 export const TOOL_CALL_COLUMNS = TABLE.tool_calls.columns;
 const DEAD_LETTER_COLUMNS = TABLE.dead_letters.columns;

@@ -1,11 +1,10 @@
 // The dead_letters table: One row per input that could not be read: its raw bytes (redacted), the reason, the origin. No event time and no harness: only --host scopes it.
-import { deadLetterRowSchema } from '../model/records.ts';
 import type { DeadLetterRow } from '../model/records.ts';
 import { defineTable } from './table.ts';
 
 export const deadLetters = defineTable<DeadLetterRow>()({
   name: 'dead_letters',
-  row: deadLetterRowSchema,
+  row: async () => (await import('../model/record-schemas.ts')).deadLetterRowSchema,
   columns: {
     dead_letter_id: 'String',
     // The bytes themselves (a Native String); the base64 default serves rows inserted as text before.

@@ -1,11 +1,10 @@
 // The discovery_events table: Derived: tool calls that are discovery events (searches, refusals of tools not in the active set, MCP calls) and what followed them.
-import { discoveryEventRowSchema } from '../model/mcp.ts';
 import type { DiscoveryEventRow } from '../model/mcp.ts';
 import { defineTable } from './table.ts';
 
 export const discoveryEvents = defineTable<DiscoveryEventRow>()({
   name: 'discovery_events',
-  row: discoveryEventRowSchema,
+  row: async () => (await import('../model/mcp.ts')).discoveryEventRowSchema,
   columns: {
     event_id: 'String',
     ts: "DateTime64(3, 'UTC')",

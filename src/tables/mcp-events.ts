@@ -1,11 +1,10 @@
 // The mcp_events table: MCP lifecycle events as received (mcp_status, mcp_tools, mcp_tools_changed).
-import { mcpEventRowSchema } from '../model/mcp.ts';
 import type { McpEventRow } from '../model/mcp.ts';
 import { defineTable } from './table.ts';
 
 export const mcpEvents = defineTable<McpEventRow>()({
   name: 'mcp_events',
-  row: mcpEventRowSchema,
+  row: async () => (await import('../model/mcp.ts')).mcpEventRowSchema,
   columns: {
     event_id: 'String',
     ts: "DateTime64(3, 'UTC')",

@@ -1,11 +1,10 @@
 // The mcp_server_state table: Derived: each MCP server's state per window (coalesced events, reconnects, restarts, connected time).
-import { mcpServerStateRowSchema } from '../model/mcp.ts';
 import type { McpServerStateRow } from '../model/mcp.ts';
 import { defineTable } from './table.ts';
 
 export const mcpServerState = defineTable<McpServerStateRow>()({
   name: 'mcp_server_state',
-  row: mcpServerStateRowSchema,
+  row: async () => (await import('../model/mcp.ts')).mcpServerStateRowSchema,
   columns: {
     state_id: 'String',
     harness: 'LowCardinality(String)',

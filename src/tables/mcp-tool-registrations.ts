@@ -1,11 +1,10 @@
 // The mcp_tool_registrations table: Derived: the tools each tools/list snapshot registered, with their definitions' size in bytes and tokens.
-import { mcpToolRegistrationRowSchema } from '../model/mcp.ts';
 import type { McpToolRegistrationRow } from '../model/mcp.ts';
 import { defineTable } from './table.ts';
 
 export const mcpToolRegistrations = defineTable<McpToolRegistrationRow>()({
   name: 'mcp_tool_registrations',
-  row: mcpToolRegistrationRowSchema,
+  row: async () => (await import('../model/mcp.ts')).mcpToolRegistrationRowSchema,
   columns: {
     registration_id: 'String',
     snapshot_event_id: 'String',

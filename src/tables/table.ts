@@ -18,8 +18,11 @@ type ScopesOf<Row> = 'host' extends keyof Row ? (('ts' | 'harness') extends keyo
 
 export interface TableDeclaration<N extends string, Row> {
   readonly name: N;
-  /** The row's zod schema, where rows are checked at a boundary (a row without one is typed only). */
-  readonly row?: ZodObject<ZodRawShape>;
+  /**
+   * Loads the row's zod schema, where rows are checked at a boundary (a row without one is typed
+   * only). Loaded, not imported: zod costs ~70 ms of the start of every process that loads it.
+   */
+  readonly row?: () => Promise<ZodObject<ZodRawShape>>;
   /**
    * Every column an insert names, in insert order, with its ClickHouse type (DEFAULT and
    * EPHEMERAL included): one per field of the row, no more (the compiler checks both ways).
@@ -41,7 +44,8 @@ export interface TableDeclaration<N extends string, Row> {
 
 export interface Table<N extends string = string, Row = Record<string, unknown>> {
   readonly name: N;
-  readonly row: ZodObject<ZodRawShape> | undefined;
+  /** Loads the row's zod schema (see TableDeclaration.row). */
+  readonly row: (() => Promise<ZodObject<ZodRawShape>>) | undefined;
   /** The insert columns, in order. */
   readonly columns: readonly (keyof Row & string)[];
   /** Each insert column's ClickHouse type, then each computed column's. */

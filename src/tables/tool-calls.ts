@@ -1,11 +1,10 @@
 // The tool_calls table: One row per tool call (SPEC §2-§4): the eight canonical fields, CanonicalToolMeta, the raw input verbatim (secrets redacted), status, sizes. A pending copy and its finished copy collapse by row_version (finished over pending, then more bytes).
-import { toolCallRowSchema } from '../model/records.ts';
 import type { ToolCallRow } from '../model/records.ts';
 import { defineTable } from './table.ts';
 
 export const toolCalls = defineTable<ToolCallRow>()({
   name: 'tool_calls',
-  row: toolCallRowSchema,
+  row: async () => (await import('../model/record-schemas.ts')).toolCallRowSchema,
   columns: {
     event_id: 'String',
     ts: "DateTime64(3, 'UTC')",

@@ -15,12 +15,20 @@ export function byCodeUnits(a: string, b: string): number {
  * tree ends. A dangling link, or an entry that vanishes while walking, is passed over.
  */
 export function walkFiles(dir: string, accept: (path: string, name: string) => boolean): string[] {
-  const out: string[] = [];
+  return walkFilesWithReal(dir, accept).map((f) => f.path);
+}
+
+/**
+ * walkFiles, each file with its real path (symbolic links resolved), found without a call per
+ * file where no link is on the way: the real path of its directory joined with its name.
+ */
+export function walkFilesWithReal(dir: string, accept: (path: string, name: string) => boolean): { path: string; real: string }[] {
+  const out: { path: string; real: string }[] = [];
   const walked = new Set<string>();
   const walk = (d: string): void => {
     let real: string;
     try {
-      real = realpathSync(d);
+      real = realpathSync.native(d);
     } catch {
       return;
     }
@@ -28,9 +36,19 @@ export function walkFiles(dir: string, accept: (path: string, name: string) => b
     walked.add(real);
     for (const entry of readdirSync(d, { withFileTypes: true }).sort((a, b) => byCodeUnits(a.name, b.name))) {
       const full = join(d, entry.name);
-      const kind = entry.isSymbolicLink() ? kindOf(full) : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
+      const link = entry.isSymbolicLink();
+      const kind = link ? kindOf(full) : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
       if (kind === 'dir') walk(full);
-      else if (kind === 'file' && accept(full, entry.name)) out.push(full);
+      else if (kind === 'file' && accept(full, entry.name)) {
+        if (!link) out.push({ path: full, real: join(real, entry.name) });
+        else {
+          try {
+            out.push({ path: full, real: realpathSync.native(full) });
+          } catch {
+            // gone since: passed over
+          }
+        }
+      }
     }
   };
   walk(dir);

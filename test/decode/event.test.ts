@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeEvent, DEFAULT_LIMITS, firstInvalidUtf8, toClickHouseTime, trimLine } from '../../src/decode/event.ts';
-import { deadLetterRowSchema } from '../../src/model/records.ts';
+import { deadLetterRowSchema } from '../../src/model/record-schemas.ts';
 import { bytes, eventLine } from '../helpers/events.ts';
 
 const AT = '2026-12-02 10:00:01.000';

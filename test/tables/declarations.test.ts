@@ -73,8 +73,14 @@ describe('the table registry', () => {
     }
   });
 
-  it('declares a zod row whose fields are the insert columns, where a row has one', () => {
-    for (const t of TABLES) if (t.row !== undefined) expect(Object.keys(t.row.shape).sort(), t.name).toEqual([...t.columns].sort());
+  it('declares a zod row whose fields are the insert columns, where a row has one', async () => {
+    let checked = 0;
+    for (const t of TABLES) {
+      if (t.row === undefined) continue;
+      expect(Object.keys((await t.row()).shape).sort(), t.name).toEqual([...t.columns].sort());
+      checked++;
+    }
+    expect(checked).toBeGreaterThanOrEqual(6);
   });
 });
 

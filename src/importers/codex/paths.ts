@@ -3,7 +3,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { InputError } from '../../source/file.ts';
-import { byCodeUnits, walkFiles } from '../../util/walk.ts';
+import { byCodeUnits, walkFilesWithReal } from '../../util/walk.ts';
 
 export const CODEX_HOME_ENV = 'CODEX_HOME';
 export const SESSIONS_SUBDIR = 'sessions';
@@ -25,19 +25,18 @@ export function defaultSessionsDir(env: Readonly<Record<string, string | undefin
 export function listRolloutFiles(paths: readonly string[]): string[] {
   // Keyed by real path: a file reached twice (through a link) is read once, under its first path.
   const found = new Map<string, string>();
-  const add = (file: string): void => {
-    const real = realpathSync(file);
+  const add = (file: string, real: string): void => {
     if (!found.has(real)) found.set(real, file);
   };
   const walk = (dir: string): void => {
-    for (const full of walkFiles(dir, (_, name) => name.endsWith('.jsonl'))) add(full);
+    for (const f of walkFilesWithReal(dir, (_, name) => name.endsWith('.jsonl'))) add(f.path, f.real);
   };
   for (const p of paths) {
     const full = resolve(p);
     const kind = statKind(full);
     if (kind === 'missing') throw new InputError(`${p}: no such file or directory`);
     if (kind === 'dir') walk(full);
-    else add(full);
+    else add(full, realpathSync.native(full));
   }
   return [...found.values()].sort(byCodeUnits);
 }

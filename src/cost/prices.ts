@@ -201,6 +201,29 @@ export class PriceTable {
     }
   }
 
+  /**
+   * Every prompt limit of the table (max_prompt_tokens), each once: a model's own limit is one
+   * of them, so a query can say per request whether its prompt is above each, and the price band
+   * is picked per model afterwards (report usage, the statusline's cost of the day).
+   */
+  promptLimits(): bigint[] {
+    return [...new Set(Object.keys(this.table).flatMap((key) => {
+      const limit = this.resolve(key)?.maxPromptTokens;
+      return limit === undefined ? [] : [limit];
+    }))];
+  }
+
+  /**
+   * Whether a group of requests of `model` is above the model's prompt limit, from `above`: for
+   * each of `limits` (promptLimits()), whether the prompt was above it (as a query returns it).
+   */
+  aboveLimit(model: string, limits: readonly bigint[], above: readonly (number | boolean | string)[]): boolean {
+    const limit = this.resolve(model)?.maxPromptTokens;
+    const at = limit === undefined ? -1 : limits.indexOf(limit);
+    const flag = at < 0 ? false : above[at];
+    return flag === true || flag === 1 || flag === '1' || flag === 'true';
+  }
+
   /** The prices of a model, or undefined when the table does not know it. */
   resolve(model: string): ResolvedPrice | undefined {
     const name = model.includes('/') ? model.slice(model.lastIndexOf('/') + 1) : model;

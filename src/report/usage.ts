@@ -129,15 +129,16 @@ SELECT s.session_id AS session_id, s.harness AS harness,
 };
 
 /**
- * Billable tokens per group key, harness, model and price band (prompt above the model's
- * max_prompt_tokens or not), from observed requests only. Parameters: the models that have a
- * prompt limit and their limits.
+ * Billable tokens per group key, harness, model and, for each prompt limit of the price table
+ * ({limits:Array(UInt64)}), whether the prompt is above it, from observed requests only. The
+ * model's own limit is one of them: groupCosts picks it (the price band), so no query first asks
+ * which models the data has (the statusline's today.ts does the same).
  */
 export function billableTokensSql(by: UsageGrouping): string {
   const keys = GROUPINGS[by].keys.map((k, i) => `${k} AS k${i}`).join(', ');
   const keyNames = GROUPINGS[by].keys.map((_k, i) => `k${i}`).join(', ');
   return `SELECT ${keys}, toString(harness) AS cost_harness, toString(model) AS cost_model,
-    prompt_tokens > transform(toString(model), {limit_models:Array(String)}, {limit_tokens:Array(UInt64)}, toUInt64(18446744073709551615)) AS above_limit,
+    arrayMap(l -> prompt_tokens > l, {limits:Array(UInt64)}) AS above,
     count() AS requests,
     toString(sum(toUInt128(fresh_input))) AS input,
     toString(sum(toUInt128(cr))) AS cache_read,
@@ -155,13 +156,14 @@ export function billableTokensSql(by: UsageGrouping): string {
     FROM token_usage FINAL
     WHERE source = 'observed'
   )
-  GROUP BY ${keyNames}, cost_harness, cost_model, above_limit`;
+  GROUP BY ${keyNames}, cost_harness, cost_model, above`;
 }
 
 interface BillableRow {
   readonly [key: `k${number}`]: string;
   readonly cost_model: string;
-  readonly above_limit: number | boolean | string;
+  /** Per prompt limit of the price table: whether the prompt was above it. */
+  readonly above: readonly (number | boolean | string)[];
   readonly requests: string;
   readonly input: string;
   readonly cache_read: string;
@@ -181,14 +183,10 @@ const keyOf = (values: readonly unknown[]): string => JSON.stringify(values.map(
 
 /** Cost per group key (JSON of the key values) for one grouping and scope. */
 export async function groupCosts(sink: ClickHouseSink, by: UsageGrouping, prices: PriceTable, scope: ReportScope = {}): Promise<Map<string, GroupCost>> {
-  const models = await sink.queryRows<{ model: string }>(applyScope(`SELECT DISTINCT toString(model) AS model FROM token_usage FINAL WHERE source = 'observed'`, scope));
-  const limited = models.flatMap((m) => {
-    const limit = prices.resolve(m.model)?.maxPromptTokens;
-    return limit === undefined ? [] : [{ model: m.model, limit }];
-  });
+  const limits = prices.promptLimits();
   const rows = await sink.queryRows<BillableRow>({
     query: applyScope(billableTokensSql(by), scope),
-    query_params: { limit_models: limited.map((l) => l.model), limit_tokens: limited.map((l) => Number(l.limit)) },
+    query_params: { limits: limits.map((l) => Number(l)) },
   });
   const out = new Map<string, GroupCost>();
   const n = GROUPINGS[by].keys.length;
@@ -197,7 +195,7 @@ export async function groupCosts(sink: ClickHouseSink, by: UsageGrouping, prices
     let acc = out.get(key);
     if (acc === undefined) out.set(key, (acc = { picoDollars: 0n, unpriced: new Map() }));
     const price = prices.resolve(r.cost_model);
-    const above = r.above_limit === true || r.above_limit === 1 || r.above_limit === '1' || r.above_limit === 'true';
+    const above = prices.aboveLimit(r.cost_model, limits, r.above);
     const band = price === undefined ? undefined : above ? price.longContext : price.base;
     if (band === undefined) {
       const flag = r.cost_model === '' ? 'unknown_model' : price === undefined ? `unknown_price:${r.cost_model}` : `above_price_limit:${r.cost_model}`;

@@ -74,10 +74,7 @@ function query<T>(owner: FoundOwner, sql: string, params: Record<string, string>
  */
 export async function todayThroughOwner(owner: FoundOwner, day: string, prices: PriceTable, timeoutMs: number): Promise<{ picoDollars: bigint; unpriced: number }> {
   // Every prompt limit of the price table (a model's own is one of them).
-  const limits = [...new Set(Object.keys(prices.table).flatMap((key) => {
-    const limit = prices.resolve(key)?.maxPromptTokens;
-    return limit === undefined ? [] : [limit];
-  }))];
+  const limits = prices.promptLimits();
   const rows = await query<{ cost_model: string; above: (number | boolean | string)[]; requests: string; input: string; cache_read: string; cache_write: string; output: string; reasoning: string }>(
     owner,
     DAY_BILLABLE_SQL,
@@ -88,9 +85,7 @@ export async function todayThroughOwner(owner: FoundOwner, day: string, prices: 
   let unpriced = 0;
   for (const r of rows) {
     const price = prices.resolve(r.cost_model);
-    const at = price?.maxPromptTokens === undefined ? -1 : limits.indexOf(price.maxPromptTokens);
-    const flag = at < 0 ? false : r.above[at];
-    const above = flag === true || flag === 1 || flag === '1' || flag === 'true';
+    const above = prices.aboveLimit(r.cost_model, limits, r.above);
     const band = price === undefined ? undefined : above ? price.longContext : price.base;
     if (band === undefined) {
       unpriced += Number(r.requests);

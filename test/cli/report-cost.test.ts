@@ -130,6 +130,35 @@ await forEachEngine('test/cli/report-cost.test.ts', (engine) => {
       expect(day).toMatchObject({ requests: 5, input_tokens: 314000, output_tokens: 4499, cost_usd: 1.009485, cost_flags: '' });
     });
 
+    it('a prompt above the model\'s max_prompt_tokens is priced by its long_context prices, or flagged without them', () => {
+      // The requests' own figures, read back with plain SQL (grok_build: input includes no cache here).
+      const q = toolcanon(fixtures, ['query', "SELECT toString(input_tokens) AS i, toString(output_tokens) AS o FROM token_usage FINAL WHERE source = 'observed' AND model = 'grok-4' ORDER BY input_tokens", '--format', 'json']);
+      expect(q.code, q.stderr).toBe(0);
+      const requests = jsonLines(q.stdout).map((x) => ({ i: BigInt(String(x['i'])), o: BigInt(String(x['o'])) }));
+      expect(requests).toHaveLength(5);
+      // A limit between the second and the third prompt: two requests below it, three above.
+      const limit = (requests[1]!.i + requests[2]!.i) / 2n;
+      expect(requests[1]!.i < limit && limit < requests[2]!.i).toBe(true);
+      // Another model's limit first in the table, above every prompt: the band must be grok-4's own.
+      const table = (longContext: boolean): string => {
+        const file = join(tmp.dir, `grok-long-${longContext}.json`);
+        writeFileSync(file, JSON.stringify({
+          'other-model': { input: 1, cache_read: 1, cache_write: 1, output: 1, max_prompt_tokens: 10_000_000 },
+          'grok-4': { input: 3, cache_read: 0.75, cache_write: 3, output: 15, max_prompt_tokens: Number(limit), ...(longContext ? { long_context: { input: 6, cache_read: 1.5, cache_write: 6, output: 22.5 } } : {}) },
+        }));
+        return file;
+      };
+      const expected = requests.reduce((sum, r) => (r.i > limit ? sum + pico(r.i, '6') + pico(r.o, '22.5') : sum + pico(r.i, '3') + pico(r.o, '15')), 0n);
+      const priced = toolcanon(fixtures, ['report', 'usage', '--by', 'day', '--prices', table(true), '--format', 'json']);
+      expect(priced.code, priced.stderr).toBe(0);
+      const day = jsonLines(priced.stdout).find((x) => x['day'] === '2026-12-01');
+      expect(day).toMatchObject({ requests: 5, cost_flags: '' });
+      expect(micro(day?.['cost_usd'])).toBe(roundToMicro(expected));
+      const flagged = toolcanon(fixtures, ['report', 'usage', '--by', 'day', '--prices', table(false), '--format', 'json']);
+      expect(flagged.code, flagged.stderr).toBe(0);
+      expect(jsonLines(flagged.stdout).find((x) => x['day'] === '2026-12-01')).toMatchObject({ requests: 5, cost_usd: null, cost_flags: 'above_price_limit:grok-4=3' });
+    });
+
     it('usage mistakes exit 2 before any work', () => {
       const bad = toolcanon(fixtures, ['report', 'usage', '--by', 'tool']);
       expect(bad.code).toBe(2);

@@ -4,7 +4,7 @@
 // src/serve/owner.ts) is read, and written, through that process, with its token.
 import { describeTarget, resolveSinkTarget } from '../sink/target.ts';
 import { holdsDatabase } from '../sink/datadir.ts';
-import { findOwner, forgetServerCredentials, type FoundOwner } from '../serve/owner.ts';
+import { findOwner, forgetServerCredentials, type FoundOwner } from '../serve/find.ts';
 
 /** A command that reads a database found none (exit 1): nothing was created. */
 export class NoDatabaseError extends Error {

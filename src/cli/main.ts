@@ -1,8 +1,7 @@
 // The toolcanon command line: replay, validate, report, query, catalogue.
 import { existsSync, readFileSync } from 'node:fs';
-import { redactionFromEnv } from '../redact/redact.ts';
+import { redactionFromEnv } from '../redact/env.ts';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { CATALOGUE_ROWS, renderCatalogueMarkdown } from '../catalogue/index.ts';
 import type { DecodeLimits, Machine } from '../decode/event.ts';
 import { DEFAULT_LIMITS } from '../decode/limits.ts';
 import { emptyCounts, type PipelineCounts } from '../pipeline/counts.ts';
@@ -448,8 +447,8 @@ async function withSink<T>(values: SinkValues, run: (sink: ClickHouseSink) => Pr
 }
 
 /** The catalogue rows as flat records (json / csv output). */
-function catalogueRecords(): Row[] {
-  return CATALOGUE_ROWS.map((r) => ({
+function catalogueRecords(rows: typeof import('../catalogue/index.ts').CATALOGUE_ROWS): Row[] {
+  return rows.map((r) => ({
     namespace: r.ns,
     tool: r.name,
     kind: r.kind,
@@ -676,10 +675,13 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out(renderRows(rows, format));
       return 0;
     }
-    case 'catalogue':
+    case 'catalogue': {
+      // ~80 KB of rows only this command reads: loaded here.
+      const { CATALOGUE_ROWS, renderCatalogueMarkdown } = await import('../catalogue/index.ts');
       if (format === 'table') io.out(renderCatalogueMarkdown());
-      else io.out(renderRows(catalogueRecords(), format));
+      else io.out(renderRows(catalogueRecords(CATALOGUE_ROWS), format));
       return 0;
+    }
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}${didYouMean(command, COMMANDS)}`);
   }

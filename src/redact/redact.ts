@@ -735,8 +735,4 @@ export function redactBytes(bytes: Uint8Array): { readonly bytes: Buffer; readon
   return r.count === 0 ? { bytes: buffer, count: 0 } : { bytes: Buffer.from(r.text, 'latin1'), count: r.count };
 }
 
-/** Whether redaction is on for this process: on unless TOOLCANON_REDACT=0 (or false / off / no). */
-export function redactionFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
-  const v = env['TOOLCANON_REDACT'];
-  return v === undefined || !/^(?:0|false|off|no)$/i.test(v.trim());
-}
+export { redactionFromEnv } from './env.ts';

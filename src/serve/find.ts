@@ -73,3 +73,13 @@ export function findOwner(dataDir: string): FoundOwner | undefined {
   }
   return { ...info, token };
 }
+
+/**
+ * Forgets this process's credentials for a ClickHouse server ($TOOLCANON_CLICKHOUSE_USER,
+ * _PASSWORD, _PASSWORD_FILE): they win over a URL's, and a process whose target is an embedded
+ * directory (no server URL) uses none, so an owner's engine (which refuses a password it does not
+ * know) and its proxy (which wants its token) must not be sent them.
+ */
+export function forgetServerCredentials(env: NodeJS.ProcessEnv = process.env): void {
+  for (const name of ['TOOLCANON_CLICKHOUSE_USER', 'TOOLCANON_CLICKHOUSE_PASSWORD', 'TOOLCANON_CLICKHOUSE_PASSWORD_FILE']) delete env[name];
+}

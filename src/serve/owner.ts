@@ -47,10 +47,10 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { claimEngineStart, DataDirError, lockHolder, prepareDataDir } from '../sink/datadir.ts';
-import { findOwner, OWNER_FILE, processAlive, readOwnerFile, TOKEN_FILE, type OwnerFile } from './find.ts';
+import { findOwner, forgetServerCredentials, OWNER_FILE, processAlive, readOwnerFile, TOKEN_FILE, type OwnerFile } from './find.ts';
 import { errorCode } from '../util/fs-error.ts';
 
-export { findOwner, OWNER_FILE, TOKEN_FILE, type FoundOwner, type OwnerFile } from './find.ts';
+export { findOwner, forgetServerCredentials, OWNER_FILE, TOKEN_FILE, type FoundOwner, type OwnerFile } from './find.ts';
 /** The cookie the page's `/?token=…` sets, so that a browser needs the token once. */
 export const TOKEN_COOKIE = 'toolcanon_token';
 /** The bridge's Unix socket in the data directory (mode 0600): the only way to the engine. */
@@ -96,16 +96,6 @@ export interface Owner {
   readonly startMs: number;
   /** Removes the owner file, closes the proxy, shuts the engine down (stdin closed; SIGKILL after 20 s). Idempotent. */
   close(): Promise<void>;
-}
-
-/**
- * Forgets this process's credentials for a ClickHouse server ($TOOLCANON_CLICKHOUSE_USER,
- * _PASSWORD, _PASSWORD_FILE): they win over a URL's, and a process whose target is an embedded
- * directory (no server URL) uses none, so an owner's engine (which refuses a password it does not
- * know) and its proxy (which wants its token) must not be sent them.
- */
-export function forgetServerCredentials(env: NodeJS.ProcessEnv = process.env): void {
-  for (const name of ['TOOLCANON_CLICKHOUSE_USER', 'TOOLCANON_CLICKHOUSE_PASSWORD', 'TOOLCANON_CLICKHOUSE_PASSWORD_FILE']) delete env[name];
 }
 
 /** Writes `text` to `path` through a new file of mode 0600 renamed over it (never follows a link there). */

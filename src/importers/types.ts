@@ -125,6 +125,13 @@ export interface Importer {
    * (test/importers/harnesses.test.ts holds every event of the samples to it).
    */
   readonly harnesses: readonly Harness[];
+  /**
+   * Its sample logs, read by the tests that loop over the registry (contract, harnesses, golden,
+   * typed decoding): fixture folders in this repository (paths from its root), and folders of the
+   * shared corpus of real logs (paths inside it; test/helpers/corpus.ts finds it). A folder
+   * test/importers/fixtures-* that no importer names fails test/importers/harnesses.test.ts.
+   */
+  readonly samples: { readonly fixtures: readonly string[]; readonly corpus: readonly string[] };
   /** One line for --help. */
   readonly description: string;
   /** Where the harness keeps its logs, when the user names no path (already expanded). */

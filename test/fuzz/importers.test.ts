@@ -174,9 +174,11 @@ const LINE_FILES = new Map<ImporterId, string[]>();
 /** Binary whole-document importers (SQLite) and text line formats (Aider): checked in test/importers/contract.test.ts's binary and text suites. */
 const BINARY = new Set<ImporterId>();
 for (const id of IMPORTER_IDS) {
-  const dir = join(IMPORTER_FIXTURES, `fixtures-${id}`);
-  if (!existsSync(dir)) continue;
+  // Its main fixture folder: the first its descriptor declares (Importer.samples).
   const importer = await loadImporter(id);
+  const first = importer.samples.fixtures[0];
+  if (first === undefined) continue;
+  const dir = join(REPO, first);
   const files = importer.listFiles([dir]);
   // A binary document (a SQLite database) is checked by the contract suite's binary cases.
   if (files.length > 0 && files.every((f) => importer.readingOf(f).kind === 'document') && files.every((f) => !/^\s*[[{]/.test(readFileSync(f).subarray(0, 64).toString('latin1').replace(/^\xEF\xBB\xBF/, '')))) BINARY.add(id);

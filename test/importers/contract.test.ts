@@ -18,6 +18,7 @@ import { pathsOf, type JsonPath } from '../helpers/json-paths.ts';
 import { documentText, elementsOf, isDocument, type DocumentShape } from './documents.ts';
 
 const FIXTURES = new URL('./', import.meta.url).pathname;
+const ROOT_DIR = new URL('../../', import.meta.url).pathname;
 const PROPERTY = { seed: 14, numRuns: 200 } as const;
 /** Pool lines longer than this are left out: the property runs parse each file four times. */
 const MAX_POOL_LINE_CHARS = 8000;
@@ -219,8 +220,10 @@ interface DocumentCase {
 
 const FIXTURE_FILES = new Map<ImporterId, string[]>();
 for (const id of IMPORTER_IDS) {
-  const dir = join(FIXTURES, `fixtures-${id}`);
-  if (existsSync(dir)) FIXTURE_FILES.set(id, (await loadImporter(id)).listFiles([dir]));
+  // Its main fixture folder: the first its descriptor declares (Importer.samples).
+  const importer = await loadImporter(id);
+  const first = importer.samples.fixtures[0];
+  if (first !== undefined) FIXTURE_FILES.set(id, importer.listFiles([join(ROOT_DIR, first)]));
 }
 const DOCUMENT_IDS = new Set<ImporterId>();
 /** Whole-document importers of a binary format (a SQLite database: Goose): checked by the binary suite below. */

@@ -11,19 +11,21 @@ import { loadImporter } from '../../src/importers/registry.ts';
 import { IMPORTER_IDS } from '../../src/importers/types.ts';
 import { expectFolderGolden, GOLDEN_DIR } from './golden.ts';
 
-const HERE = new URL('./', import.meta.url).pathname;
+const ROOT_DIR = new URL('../../', import.meta.url).pathname;
 /** Their goldens are written and compared by describeFamily (cline-family.ts), in its own lines. */
 const CLINE_FAMILY = new Set(['cline', 'roo-code', 'kilo-code']);
 
 describe('each importer on its fixture folder gives its golden events', () => {
   it.each(IMPORTER_IDS.map((id) => [id]))('%s', async (id) => {
-    const folder = join(HERE, `fixtures-${id}`);
+    const importer = await loadImporter(id);
+    // Its main fixture folder: the first its descriptor declares (Importer.samples).
+    const folder = join(ROOT_DIR, importer.samples.fixtures[0] ?? `test/importers/fixtures-${id}`);
     const samples = join(GOLDEN_DIR, id);
     const inFolder = join(folder, 'events.golden.jsonl');
     const golden = existsSync(inFolder) ? inFolder : join(samples, 'fixtures.golden.jsonl');
     const hasSamples = existsSync(samples) && readdirSync(samples).length > 0;
     expect(existsSync(golden) || hasSamples, `${id} has no golden: neither ${inFolder} nor goldens in ${samples}`).toBe(true);
     if (!existsSync(golden) || CLINE_FAMILY.has(id)) return;
-    expectFolderGolden(await loadImporter(id), folder, golden);
+    expectFolderGolden(importer, folder, golden);
   });
 });

@@ -18,6 +18,7 @@ export const acpImporter: Importer = {
   id: 'acp',
   // The harness is read from the data (any value it maps to).
   harnesses: HARNESSES,
+  samples: { fixtures: ['test/importers/fixtures-acp'], corpus: [] },
   description: 'ACP captures (JSON-RPC session/update tool_call and tool_call_update lines, bare or in a {ts, msg} wrapper)',
   defaultPaths: () => defaultAcpPaths(),
   listFiles: (paths) => listAcpFiles(paths),

@@ -8,6 +8,7 @@ import { defaultAiderPaths, listAiderFiles } from './paths.ts';
 export const aiderImporter: Importer = {
   id: 'aider',
   harnesses: ['aider'],
+  samples: { fixtures: ['test/importers/fixtures-aider'], corpus: [] },
   description: 'Aider chat histories (.aider.chat.history.md in each repository; the folders named, or $AIDER_DIR): usage (rounded, flagged approximate) and edits, commands, commits',
   defaultPaths: () => defaultAiderPaths(),
   listFiles: (paths) => listAiderFiles(paths),

@@ -8,6 +8,7 @@ import { defaultAmpPaths, listAmpFiles } from './paths.ts';
 export const ampImporter: Importer = {
   id: 'amp',
   harnesses: ['amp'],
+  samples: { fixtures: ['test/importers/fixtures-amp'], corpus: [] },
   description: 'Amp threads (~/.local/share/amp/threads or $XDG_DATA_HOME/amp/threads, and the editor extension\'s globalStorage sourcegraph.amp/threads3; T-*.json): tool calls and API usage',
   defaultPaths: () => defaultAmpPaths(),
   listFiles: (paths) => listAmpFiles(paths),

@@ -8,6 +8,7 @@ import { defaultProjectsDirs, fallbackSessionId, listTranscriptFiles } from './p
 export const claudeCodeImporter: Importer = {
   id: 'claude-code',
   harnesses: ['claude_code'],
+  samples: { fixtures: ['test/importers/fixtures-claude-code'], corpus: ['claude-code'] },
   description: 'Claude Code session transcripts ($CLAUDE_CONFIG_DIR/projects or ~/.claude/projects): tool calls and API usage',
   defaultPaths: () => defaultProjectsDirs(),
   listFiles: (paths) => listTranscriptFiles(paths),

@@ -9,6 +9,7 @@ import { defaultClinePaths, listTaskFiles } from './paths.ts';
 export const clineImporter: Importer = {
   id: 'cline',
   harnesses: ['cline'],
+  samples: { fixtures: ['test/importers/fixtures-cline', 'test/importers/fixtures-cline-family'], corpus: [] },
   description: 'Cline task folders (VS Code globalStorage saoudrizwan.claude-dev, or $CLINE_DATA_DIR / ~/.cline/data; tasks/*/ui_messages.json and api_conversation_history.json): tool calls and API usage',
   defaultPaths: () => defaultClinePaths(),
   listFiles: (paths) => listTaskFiles(paths),

@@ -7,6 +7,7 @@ import { defaultCodebuffPaths, listCodebuffFiles } from './paths.ts';
 export const codebuffImporter: Importer = {
   id: 'codebuff',
   harnesses: ['codebuff'],
+  samples: { fixtures: ['test/importers/fixtures-codebuff'], corpus: [] },
   description: 'Codebuff chats (~/.config/manicode{,-dev,-staging}/projects/*/chats/*/chat-messages.json): API usage per assistant message',
   defaultPaths: () => defaultCodebuffPaths(),
   listFiles: (paths) => listCodebuffFiles(paths),

@@ -7,6 +7,7 @@ import { parseRollout, rolloutReading } from './parser.ts';
 export const codexImporter: Importer = {
   id: 'codex',
   harnesses: ['codex'],
+  samples: { fixtures: [], corpus: ['codex', 'samples/codex'] },
   description: 'Codex CLI rollouts ($CODEX_HOME/sessions, default ~/.codex/sessions): tool calls and token usage',
   defaultPaths: () => [defaultSessionsDir()],
   listFiles: (paths) => listRolloutFiles(paths),

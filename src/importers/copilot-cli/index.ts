@@ -8,6 +8,7 @@ import { defaultCopilotPaths, listCopilotFiles } from './paths.ts';
 export const copilotCliImporter: Importer = {
   id: 'copilot-cli',
   harnesses: ['copilot_cli'],
+  samples: { fixtures: ['test/importers/fixtures-copilot-cli'], corpus: [] },
   description: 'GitHub Copilot CLI session logs ($COPILOT_CONFIG_DIR or ~/.copilot, session-state/*/events.jsonl): tool calls and session usage',
   defaultPaths: () => defaultCopilotPaths(),
   listFiles: (paths) => listCopilotFiles(paths),

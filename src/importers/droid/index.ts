@@ -18,6 +18,7 @@ function settingsOf(path: string): string | undefined {
 export const droidImporter: Importer = {
   id: 'droid',
   harnesses: ['droid'],
+  samples: { fixtures: ['test/importers/fixtures-droid'], corpus: [] },
   description: 'Factory Droid sessions (~/.factory/sessions/**/*.jsonl, with <session>.settings.json beside each): tool calls, and the session\'s token totals as one usage',
   defaultPaths: () => defaultDroidPaths(),
   listFiles: (paths) => listDroidFiles(paths),

@@ -8,6 +8,7 @@ import { defaultGeminiPaths, listGeminiFiles } from './paths.ts';
 export const geminiCliImporter: Importer = {
   id: 'gemini-cli',
   harnesses: ['gemini_cli'],
+  samples: { fixtures: ['test/importers/fixtures-gemini-cli'], corpus: ['samples/gemini_cli'] },
   description: 'Gemini CLI chat recordings ($GEMINI_CLI_HOME/.gemini/tmp or ~/.gemini/tmp, */chats/*.json[l]): tool calls and API usage',
   defaultPaths: () => defaultGeminiPaths(),
   listFiles: (paths) => listGeminiFiles(paths),

@@ -8,6 +8,7 @@ import { defaultGoosePaths, listGooseFiles } from './paths.ts';
 export const gooseImporter: Importer = {
   id: 'goose',
   harnesses: ['goose'],
+  samples: { fixtures: ['test/importers/fixtures-goose'], corpus: [] },
   description: 'Goose sessions database ($GOOSE_PATH_ROOT/data/sessions or ~/.local/share/goose/sessions, sessions.db, SQLite read through chdb): tool calls and API usage',
   defaultPaths: () => defaultGoosePaths(),
   listFiles: (paths) => listGooseFiles(paths),

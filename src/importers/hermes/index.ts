@@ -19,6 +19,7 @@ function configBeside(path: string): string | undefined {
 export const hermesAgentImporter: Importer = {
   id: 'hermes-agent',
   harnesses: ['hermes_agent'],
+  samples: { fixtures: ['test/importers/fixtures-hermes-agent'], corpus: [] },
   description: 'Hermes Agent state database ($HERMES_HOME or ~/.hermes, state.db, SQLite read through chdb): tool calls, and each session\'s token totals as one usage',
   defaultPaths: () => defaultHermesPaths(),
   listFiles: (paths) => listHermesFiles(paths),

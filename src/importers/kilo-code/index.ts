@@ -12,6 +12,7 @@ import { defaultKiloPaths } from './paths.ts';
 export const kiloCodeImporter: Importer = {
   id: 'kilo-code',
   harnesses: ['kilo_code'],
+  samples: { fixtures: ['test/importers/fixtures-kilo-code'], corpus: [] },
   description: 'Kilo Code task folders (VS Code globalStorage kilocode.kilo-code, tasks/*/ui_messages.json and api_conversation_history.json): tool calls and API usage',
   defaultPaths: () => defaultKiloPaths(),
   listFiles: (paths) => listTaskFiles(paths),

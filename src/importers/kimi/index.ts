@@ -8,6 +8,7 @@ import { defaultKimiPaths, listKimiFiles } from './paths.ts';
 export const kimiImporter: Importer = {
   id: 'kimi',
   harnesses: ['kimi'],
+  samples: { fixtures: ['test/importers/fixtures-kimi'], corpus: [] },
   description: 'Kimi Code and Kimi CLI wire logs ($KIMI_CODE_HOME or ~/.kimi-code, $KIMI_SHARE_DIR or ~/.kimi; sessions/**/wire.jsonl): tool calls and API usage',
   defaultPaths: () => defaultKimiPaths(),
   listFiles: (paths) => listKimiFiles(paths),

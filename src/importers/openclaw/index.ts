@@ -8,6 +8,7 @@ import { openclawReading, parseOpenclawFile } from './parser.ts';
 export const openclawImporter: Importer = {
   id: 'openclaw',
   harnesses: ['openclaw'],
+  samples: { fixtures: ['test/importers/fixtures-openclaw'], corpus: [] },
   description: 'OpenClaw session transcripts ($OPENCLAW_STATE_DIR or ~/.openclaw, agents/*/sessions/*.jsonl): tool calls and API usage',
   defaultPaths: () => defaultOpenclawPaths(),
   listFiles: (paths) => listOpenclawFiles(paths),

@@ -81,6 +81,7 @@ function findPartMessage(partPath: string, data: Buffer): OpencodeMessage | unde
 export const opencodeImporter: Importer = {
   id: 'opencode',
   harnesses: ['opencode'],
+  samples: { fixtures: [], corpus: ['samples/opencode'] },
   description: 'opencode storage (message/ and part/ JSON files) and `opencode run --format json` captures',
   defaultPaths: () => defaultOpencodePaths(),
   listFiles: (paths) => listOpencodeFiles(paths),

@@ -15,6 +15,7 @@ export const otlpImporter: Importer = {
   id: 'otlp',
   // The harness is read from the data (any value it maps to).
   harnesses: HARNESSES,
+  samples: { fixtures: ['test/importers/fixtures-otlp', 'test/importers/fixtures-otlp-join'], corpus: ['samples/otel_genai', 'samples/claude_code_otel'] },
   description: 'OTLP/JSON traces and logs: GenAI execute_tool and inference spans; Claude Code tool_result, rejected tool_decision, api_request and mcp_server_connection events',
   defaultPaths: () => defaultOtlpPaths(),
   listFiles: (paths) => listOtlpFiles(paths),

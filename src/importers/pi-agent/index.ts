@@ -8,6 +8,7 @@ import { parsePiFile, piReading } from './parser.ts';
 export const piAgentImporter: Importer = {
   id: 'pi-agent',
   harnesses: ['pi_agent'],
+  samples: { fixtures: ['test/importers/fixtures-pi-agent'], corpus: [] },
   description: 'pi coding agent sessions ($PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions, **/*.jsonl): tool calls and API usage',
   defaultPaths: () => defaultPiPaths(),
   listFiles: (paths) => listPiFiles(paths),

@@ -7,6 +7,7 @@ import { parseQwenFile, qwenReading } from './parser.ts';
 export const qwenCodeImporter: Importer = {
   id: 'qwen-code',
   harnesses: ['qwen_code'],
+  samples: { fixtures: ['test/importers/fixtures-qwen-code'], corpus: [] },
   description: 'Qwen Code chat recordings ($QWEN_RUNTIME_DIR or ~/.qwen, */chats/*.jsonl): tool calls and API usage',
   defaultPaths: () => defaultQwenPaths(),
   listFiles: (paths) => listQwenFiles(paths),

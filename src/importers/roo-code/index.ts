@@ -20,6 +20,7 @@ export function readBeside(path: string): string | undefined {
 export const rooCodeImporter: Importer = {
   id: 'roo-code',
   harnesses: ['roo_code'],
+  samples: { fixtures: ['test/importers/fixtures-roo-code'], corpus: [] },
   description: 'Roo Code task folders (VS Code globalStorage rooveterinaryinc.roo-cline, tasks/*/ui_messages.json and api_conversation_history.json): tool calls and API usage',
   defaultPaths: () => defaultRooPaths(),
   listFiles: (paths) => listTaskFiles(paths),

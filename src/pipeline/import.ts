@@ -103,6 +103,17 @@ export interface ImportOptions {
 /** Bytes of a refused document kept in its dead letter: enough to recognise the file. */
 const REFUSED_DOCUMENT_PREFIX_BYTES = 4096;
 
+/**
+ * An import's batches: at most 8 MiB of events (the pipeline's default is 32 MiB). A harness log's
+ * events are large (a Codex rollout's ~3 KB each), so the byte bound is the one reached; each
+ * batch in flight is held several times (its lines, its encoded blocks, the engine's copy).
+ * `import codex` of 0.5 GB (bench/import-scale.ts's corpus): peak anonymous RSS 391 -> 296 MB,
+ * the time unchanged (24.3-26.2 s against 24.8 s). Replay keeps 32 MiB: its small events from
+ * many sessions make more, smaller batches cost it 10-20 % (each batch reads the derivations'
+ * state once).
+ */
+export const IMPORT_BATCH: BatchLimits = { batchMaxRows: 20_000, batchMaxBytes: 8 * 1024 * 1024 };
+
 /** The import state kept in the database itself (import_files), per machine. */
 export function databaseImportState(sink: ImportStates, deviceId: string): ImportStateStore {
   return {
@@ -114,7 +125,7 @@ export function databaseImportState(sink: ImportStates, deviceId: string): Impor
 /** Imports into the database: every event through the pipeline (validate, project, account, store). */
 export async function runImport(importer: Importer, paths: readonly string[], sink: Sink & ImportStates, options: ImportOptions = {}): Promise<ImportSummary> {
   const counts = emptyCounts();
-  const writer = new BatchWriter(sink, counts, options.batch, options.accounting);
+  const writer = new BatchWriter(sink, counts, options.batch ?? IMPORT_BATCH, options.accounting);
   const machine = options.machine ?? UNKNOWN_MACHINE;
   const baseLimits = options.limits ?? DEFAULT_LIMITS;
   // Events that name no machine get the importing one (the decoder's fallback).

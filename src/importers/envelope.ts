@@ -2,7 +2,7 @@
 // spliced in as text, so what the harness logged reaches raw_input byte for byte (big integers,
 // escapes, key order), and the typed decode keeps it the same way.
 import type { EnvelopeEvent, RawToolInput, ToolCallFields, TypedEvent, UsageFields } from '../decode/typed.ts';
-import { toClickHouseTime } from '../decode/event.ts';
+import { toClickHouseTime } from '../util/time.ts';
 import { idOf } from '../util/hash.ts';
 
 export type { EnvelopeEvent, RawToolInput, ToolCallFields, UsageFields } from '../decode/typed.ts';

@@ -7,7 +7,7 @@
 // id + tool use id), replace the earlier ones instead of adding to them. A message that cannot
 // be read is a malformed record at its line; never throws.
 import { basename } from 'node:path';
-import { DEFAULT_LIMITS } from '../../decode/event.ts';
+import { DEFAULT_LIMITS } from '../../decode/limits.ts';
 import { indexArray, findSpan, skipValue } from '../../util/json-spans.ts';
 import { errorSummary, normaliseTimestamp, stableEventId, type RawToolInput, type ToolCallFields, toolCallEnvelopeWithin, usageEnvelope, type Envelope } from '../envelope.ts';
 import { idMember, isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';

@@ -8,7 +8,7 @@
 // changed file is read again whole and its events, whose ids are stable, are stored once.
 // Never throws on a bad record: an element that cannot be read is a malformed record at its line.
 import { basename, dirname } from 'node:path';
-import { DEFAULT_LIMITS } from '../../decode/event.ts';
+import { DEFAULT_LIMITS } from '../../decode/limits.ts';
 import { indexArray, skipValue } from '../../util/json-spans.ts';
 import { errorSummary, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, usageEnvelope, type Envelope } from '../envelope.ts';
 import { idMember, isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';

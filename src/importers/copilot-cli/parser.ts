@@ -4,7 +4,7 @@
 // them, else one per model of each `session.shutdown` (the totals of a session segment).
 // Streaming: a call is held until it completes (or the file ends: `pending`); a segment's
 // usage is handed out at its shutdown line. Never throws on a bad record.
-import { DEFAULT_LIMITS } from '../../decode/event.ts';
+import { DEFAULT_LIMITS } from '../../decode/limits.ts';
 import { findSpan, skipValue } from '../../util/json-spans.ts';
 import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, type UsageFields, usageEnvelope } from '../envelope.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';

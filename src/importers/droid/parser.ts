@@ -7,7 +7,7 @@
 // (session, `totals`): each import that finds the transcript grown writes it again with the
 // totals as they are then, and the store keeps the last. Its time is the session's first entry's
 // (stable, so the row stays in its partition). Never throws on a bad record.
-import { DEFAULT_LIMITS } from '../../decode/event.ts';
+import { DEFAULT_LIMITS } from '../../decode/limits.ts';
 import { findSpan, skipValue } from '../../util/json-spans.ts';
 import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, usageEnvelope } from '../envelope.ts';
 import { idFault, idMember, isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';

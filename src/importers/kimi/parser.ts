@@ -10,7 +10,7 @@
 //   id (session and message_id), so the store keeps one.
 // Streaming: a call is held until its result (or the file's end: `pending`); a usage is handed
 // out at its own line. Never throws on a bad record.
-import { DEFAULT_LIMITS } from '../../decode/event.ts';
+import { DEFAULT_LIMITS } from '../../decode/limits.ts';
 import { findSpan, skipValue } from '../../util/json-spans.ts';
 import { errorSummary, type RawToolInput, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, type UsageFields, usageEnvelope } from '../envelope.ts';
 import { idFault, idMember, isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';

@@ -4,7 +4,7 @@
 // Streaming: a call is held until its result arrives (or the file ends, then it is `pending`);
 // a usage, and the calls of a response that stopped with `error` or `aborted` (they never
 // run), are handed out at their own line. Never throws on a bad record.
-import { DEFAULT_LIMITS } from '../../decode/event.ts';
+import { DEFAULT_LIMITS } from '../../decode/limits.ts';
 import { findSpan, skipValue } from '../../util/json-spans.ts';
 import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, type UsageFields, usageEnvelope } from '../envelope.ts';
 import { idFault, idMember, isObject, MAX_ID_CHARS, type JsonObject } from '../json.ts';

@@ -3,7 +3,7 @@
 // with `usageMetadata`, a tool_call per `functionCall` part joined to the `tool_result` record
 // of the same call id. Streaming: a call is held until its result arrives (or the file ends,
 // then it is `pending`); a usage is handed out at its own line. Never throws on a bad record.
-import { DEFAULT_LIMITS } from '../../decode/event.ts';
+import { DEFAULT_LIMITS } from '../../decode/limits.ts';
 import { findSpan, skipValue } from '../../util/json-spans.ts';
 import { errorSummary, normaliseTimestamp, type RawToolInput, stableEventId, type ToolCallFields, toolCallEnvelopeWithin, type UsageFields, usageEnvelope } from '../envelope.ts';
 import { describeValue, MalformedStream, readObject, type RawLine } from '../lines.ts';

@@ -112,6 +112,37 @@ describe('import: nothing new, answered from the copy of the import state', () =
   });
 });
 
+describe('import all: nothing new in any harness, answered from the copies', () => {
+  it('the second run prints the same rows while another process holds the engine', async () => {
+    const home = join(tmp.dir, 'home-all');
+    const projects = join(home, '.claude', 'projects', 'p');
+    mkdirSync(projects, { recursive: true });
+    copyFileSync(join(ROOT, 'test/importers/fixtures-claude-code/tool-search.jsonl'), join(projects, 's.jsonl'));
+    const db = join(tmp.dir, 'db-all');
+    const env: NodeJS.ProcessEnv = { ...ENV, HOME: home };
+    const all = (): ReturnType<typeof toolcanon> => {
+      const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), 'import', 'all', '--db', db, '--format', 'json'], { cwd: tmp.dir, encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    const rows = (stdout: string): string[] => stdout.trim().split('\n').filter((l) => !/"metric":"(elapsed_ms|events_per_s|mb_per_s)"/.test(l));
+    const first = all();
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('"importer":"claude-code","metric":"files_read","value":1');
+    const usual = all();
+    expect(usual.code, usual.stderr).toBe(0);
+    const holder = await holdEngine(db);
+    try {
+      const fast = all();
+      expect(fast.code, fast.stderr).toBe(0);
+      expect(rows(fast.stdout)).toEqual(rows(usual.stdout));
+      expect(fast.stdout).toContain('"importer":"claude-code","metric":"files_unchanged","value":1');
+    } finally {
+      holder.kill('SIGKILL');
+      await new Promise((resolve) => holder.once('exit', resolve));
+    }
+  });
+});
+
 describe('the copy holds only while import_files only grew', () => {
   it('a merge keeps it; a new record, a DELETE or a TRUNCATE ends it', async () => {
     const dir = join(tmp.dir, 'db-stamp');

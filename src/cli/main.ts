@@ -323,7 +323,7 @@ async function importInto(
     readonly allowDeadLetters: boolean;
     /** `import all` passes false: a harness's folder with no log file in it is not a failure there. */
     readonly requireFiles?: boolean;
-    /** The data directory where the copy of the import state is kept (see ownDataDir). */
+    /** The data directory where the copy of the import state is kept (see importMirrorDir). */
     readonly mirrorDir?: string | undefined;
   },
 ): Promise<{ rows: Row[]; resumed: string | undefined; problem: string | undefined; filesSeen: number }> {
@@ -401,14 +401,17 @@ function allUnchanged(dir: string, found: readonly { importer: Importer; targets
 
 /**
  * The embedded data directory this process would open itself (no server named, no process
- * serving it), where an import keeps the copy of its state; undefined otherwise. A command given
- * --retention-days changes the tables' TTL: it always starts the engine.
+ * serving it): where an import keeps the copy of its state. Undefined otherwise.
  */
 function ownDataDir(values: SinkValues): string | undefined {
-  if (values['retention-days'] !== undefined) return undefined;
   const target = resolveSinkTarget({ db: values.db, clickhouseUrl: values.clickhouse });
   if (target.kind !== 'embedded' || sinkTarget(values).owner !== undefined) return undefined;
   return target.dir;
+}
+
+/** Where an import keeps (and may answer from) the copy of its state: ownDataDir, unless --retention-days changes the tables' TTL (that always starts the engine). */
+function importMirrorDir(values: SinkValues): string | undefined {
+  return values['retention-days'] === undefined ? ownDataDir(values) : undefined;
 }
 
 type SinkValues = { db?: string | undefined; clickhouse?: string | undefined; cluster?: string | undefined; 'retention-days'?: string | undefined };
@@ -578,7 +581,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         }
         const { importMachineFrom } = await import('./import-kafka.ts');
         const machine = importMachineFrom(values);
-        const mirrorDir = ownDataDir(values);
+        const mirrorDir = importMirrorDir(values);
         // Nothing new in any harness's files: answered without the engine.
         const unchanged = mirrorDir === undefined ? undefined : allUnchanged(mirrorDir, found, machine, { ...local, requireFiles: false });
         for (const r of unchanged ?? []) io.err(r.line);
@@ -605,7 +608,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const { importMachineFrom, runImportToKafka } = await import('./import-kafka.ts');
       const machine = importMachineFrom(values);
       if (values['to-kafka']) return runImportToKafka(importer, targets, values, machine, io, format, limits.redact !== false, values['allow-dead-letters']);
-      const mirrorDir = ownDataDir(values);
+      const mirrorDir = importMirrorDir(values);
       const unchanged = mirrorDir === undefined ? undefined : importUnchanged(mirrorDir, importer, targets, machine, local);
       if (unchanged !== undefined) io.err(unchanged.line);
       const result =
@@ -661,7 +664,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       if (sql === undefined || extra.length) throw new UsageError('query takes exactly one SQL argument (quote it)');
       if (sql.trim() === '') throw new UsageError('query was given an empty SQL statement: give one, e.g. toolcanon query "SELECT count() FROM tool_calls"');
       // SQL toolcanon did not write may change import_files: the copies of the import state go first.
-      const queried = ownDataDir({ ...values, 'retention-days': undefined });
+      const queried = ownDataDir(values);
       if (queried !== undefined && holdsDatabase(queried) === true) dropImportMirrors(queried);
       const rows = await withExistingSink(values, io, async (sink) => {
         try {

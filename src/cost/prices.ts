@@ -214,14 +214,18 @@ export class PriceTable {
   }
 
   /**
-   * Whether a group of requests of `model` is above the model's prompt limit, from `above`: for
-   * each of `limits` (promptLimits()), whether the prompt was above it (as a query returns it).
+   * The prices of a group of requests of `model` and the band they are billed by: `above` says,
+   * for each of `limits` (promptLimits()), whether their prompt was above it (as a query returns
+   * it), and the model's own limit picks the base or the long-context prices. `band` undefined:
+   * no price (no price for the model, or above its limit with no long-context prices).
    */
-  aboveLimit(model: string, limits: readonly bigint[], above: readonly (number | boolean | string)[]): boolean {
-    const limit = this.resolve(model)?.maxPromptTokens;
-    const at = limit === undefined ? -1 : limits.indexOf(limit);
+  bandOf(model: string, limits: readonly bigint[], above: readonly (number | boolean | string)[]): { readonly price: ResolvedPrice | undefined; readonly band: MicroPrice | undefined } {
+    const price = this.resolve(model);
+    if (price === undefined) return { price, band: undefined };
+    const at = price.maxPromptTokens === undefined ? -1 : limits.indexOf(price.maxPromptTokens);
     const flag = at < 0 ? false : above[at];
-    return flag === true || flag === 1 || flag === '1' || flag === 'true';
+    const isAbove = flag === true || flag === 1 || flag === '1' || flag === 'true';
+    return { price, band: isAbove ? price.longContext : price.base };
   }
 
   /** The prices of a model, or undefined when the table does not know it. */

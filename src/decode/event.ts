@@ -8,6 +8,7 @@ import type { McpStatusEvent, McpToolsChangedEvent, McpToolsEvent, ToolCallEvent
 import { TOOL_META_VERSION } from '../canonical/meta.ts';
 import type { UsageRecord } from '../model/records.ts';
 import { msToClickHouseTime, toClickHouseTime } from '../util/time.ts';
+import { DEFAULT_LIMITS } from './limits.ts';
 import { U64_MAX } from '../accounting/arithmetic.ts';
 import { classifyContent, type ContentClass } from '../accounting/content-class.ts';
 import type { DeadLetterReason, DeadLetterRow, ToolCallRow } from '../model/records.ts';
@@ -18,6 +19,9 @@ import { projectToolCall } from '../transform/project.ts';
 import { indexArray, indexObject, skipValue } from '../util/json-spans.ts';
 import type { TypedEvent } from './typed.ts';
 import { redactBytes, redactCounted, redactJsonCounted, redactJsonPartCounted, redactJsonText, redactShortCounted, redactText } from '../redact/redact.ts';
+
+// Kept where they were first exported from: callers of the decoder import them here.
+export { DEFAULT_LIMITS, toClickHouseTime };
 
 export interface DecodeLimits {
   /** Largest accepted event, in bytes of the encoded line. */
@@ -65,10 +69,6 @@ function withoutMachine<T extends object>(event: T): T {
   const { host: _host, device_id: _device, ...rest } = event as T & { host?: unknown; device_id?: unknown };
   return rest as T;
 }
-
-import { DEFAULT_LIMITS } from './limits.ts';
-
-export { DEFAULT_LIMITS };
 
 /** Observed usage of one finished request, figures exact (u64 as bigint). */
 export type DecodeOutcome =
@@ -148,8 +148,6 @@ export function canonicalJson(value: unknown): string {
 export function contentEventId(parsed: unknown): string {
   return sha256Hex(`content\u0000${canonicalJson(parsed)}`, 32);
 }
-
-export { toClickHouseTime };
 
 export function nowClickHouseTime(): string {
   return msToClickHouseTime(Date.now());

@@ -73,10 +73,6 @@ export function importFilesStamp(dir: string): ImportFilesStamp | undefined {
   return { table, blocks, mutations: mutations.sort() };
 }
 
-function sameStamp(a: ImportFilesStamp, b: ImportFilesStamp): boolean {
-  return a.table === b.table && JSON.stringify(a.blocks) === JSON.stringify(b.blocks) && JSON.stringify(a.mutations) === JSON.stringify(b.mutations);
-}
-
 function mirrorFile(dir: string, importer: string, deviceId: string): string {
   const device = createHash('sha256').update(deviceId).digest('hex').slice(0, 16);
   return join(dir, MIRROR_DIR, `${importer}-${device}.json`);
@@ -137,7 +133,8 @@ export function unchangedSinceMirror(dir: string, importer: string, deviceId: st
   }
   if (doc.format !== FORMAT || doc.importer !== importer || doc.deviceId !== deviceId) return false;
   const stamp = importFilesStamp(dir);
-  if (stamp === undefined || !sameStamp(stamp, doc.stamp)) return false;
+  // Both made by importFilesStamp (one through JSON): the same keys in the same order.
+  if (stamp === undefined || JSON.stringify(stamp) !== JSON.stringify(doc.stamp)) return false;
   for (const path of files) {
     const recorded = Object.hasOwn(doc.files, path) ? doc.files[path] : undefined;
     if (recorded === undefined) return false;

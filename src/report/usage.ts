@@ -194,9 +194,7 @@ export async function groupCosts(sink: ClickHouseSink, by: UsageGrouping, prices
     const key = keyOf(Array.from({ length: n }, (_v, i) => r[`k${i}`]));
     let acc = out.get(key);
     if (acc === undefined) out.set(key, (acc = { picoDollars: 0n, unpriced: new Map() }));
-    const price = prices.resolve(r.cost_model);
-    const above = prices.aboveLimit(r.cost_model, limits, r.above);
-    const band = price === undefined ? undefined : above ? price.longContext : price.base;
+    const { price, band } = prices.bandOf(r.cost_model, limits, r.above);
     if (band === undefined) {
       const flag = r.cost_model === '' ? 'unknown_model' : price === undefined ? `unknown_price:${r.cost_model}` : `above_price_limit:${r.cost_model}`;
       acc.unpriced.set(flag, (acc.unpriced.get(flag) ?? 0) + Number(r.requests));

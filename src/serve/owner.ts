@@ -38,7 +38,6 @@
 // - The proxy also serves the HTML report at `/` (src/serve/page.ts, loaded on first request),
 //   which reloads itself when the tables change.
 // See docs/live.md ("What guards it").
-import { dropImportMirrors } from '../pipeline/import-mirror.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, writeSync } from 'node:fs';
@@ -46,6 +45,7 @@ import { createServer, request as httpRequest, Agent, type IncomingMessage, type
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dropImportMirrors } from '../pipeline/import-mirror.ts';
 import { claimEngineStart, DataDirError, lockHolder, prepareDataDir } from '../sink/datadir.ts';
 import { findOwner, forgetServerCredentials, OWNER_FILE, processAlive, readOwnerFile, TOKEN_FILE, type OwnerFile } from './find.ts';
 import { errorCode } from '../util/fs-error.ts';

@@ -84,9 +84,7 @@ export async function todayThroughOwner(owner: FoundOwner, day: string, prices: 
   let picoDollars = 0n;
   let unpriced = 0;
   for (const r of rows) {
-    const price = prices.resolve(r.cost_model);
-    const above = prices.aboveLimit(r.cost_model, limits, r.above);
-    const band = price === undefined ? undefined : above ? price.longContext : price.base;
+    const { band } = prices.bandOf(r.cost_model, limits, r.above);
     if (band === undefined) {
       unpriced += Number(r.requests);
       continue;

@@ -15,7 +15,9 @@ export function byCodeUnits(a: string, b: string): number {
  * tree ends. A dangling link, or an entry that vanishes while walking, is passed over.
  */
 export function walkFiles(dir: string, accept: (path: string, name: string) => boolean): string[] {
-  return walkFilesWithReal(dir, accept).map((f) => f.path);
+  const out: string[] = [];
+  walkAccepted(dir, accept, (path) => out.push(path));
+  return out;
 }
 
 /**
@@ -24,6 +26,21 @@ export function walkFiles(dir: string, accept: (path: string, name: string) => b
  */
 export function walkFilesWithReal(dir: string, accept: (path: string, name: string) => boolean): { path: string; real: string }[] {
   const out: { path: string; real: string }[] = [];
+  walkAccepted(dir, accept, (path, realDir, name, link) => {
+    if (!link) out.push({ path, real: join(realDir, name) });
+    else {
+      try {
+        out.push({ path, real: realpathSync.native(path) });
+      } catch {
+        // gone since: passed over
+      }
+    }
+  });
+  return out;
+}
+
+/** The walk of walkFiles: each accepted file, with its directory's real path and whether the entry is a link. */
+function walkAccepted(dir: string, accept: (path: string, name: string) => boolean, found: (path: string, realDir: string, name: string, link: boolean) => void): void {
   const walked = new Set<string>();
   const walk = (d: string): void => {
     let real: string;
@@ -39,20 +56,10 @@ export function walkFilesWithReal(dir: string, accept: (path: string, name: stri
       const link = entry.isSymbolicLink();
       const kind = link ? kindOf(full) : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
       if (kind === 'dir') walk(full);
-      else if (kind === 'file' && accept(full, entry.name)) {
-        if (!link) out.push({ path: full, real: join(real, entry.name) });
-        else {
-          try {
-            out.push({ path: full, real: realpathSync.native(full) });
-          } catch {
-            // gone since: passed over
-          }
-        }
-      }
+      else if (kind === 'file' && accept(full, entry.name)) found(full, real, entry.name, link);
     }
   };
   walk(dir);
-  return out;
 }
 
 function kindOf(path: string): 'dir' | 'file' | 'other' {

@@ -135,6 +135,28 @@ const STATE_TUPLE = `tuple(context_tokens, context_source, model, context_window
 /** STATE_TUPLE as the engine gives it back (64-bit integers as text). */
 type StateTuple = [string, StoredContext['context_source'], string, string | null, boolean, string | null, string, string[], string, string];
 
+/** Where a context's latest token_usage row is: its key and sequence (table accounting_heads, migration 15). */
+interface AccountingHead {
+  session_id: string;
+  agent_id: string;
+  session_seq: string;
+  source: string;
+  event_id: string;
+}
+const ACCOUNTING_HEAD_COLUMNS = ['session_id', 'agent_id', 'session_seq', 'source', 'event_id'] as const;
+
+/** Of each context among these rows, the row of the highest sequence (a later row wins a tie), as its head. */
+function accountingHeads(rows: readonly TokenUsageRow[]): AccountingHead[] {
+  const heads = new Map<string, { row: TokenUsageRow; seq: bigint }>();
+  for (const row of rows) {
+    const key = `${row.session_id}\u0000${row.agent_id}`;
+    const seq = BigInt(row.session_seq);
+    const had = heads.get(key);
+    if (had === undefined || seq >= had.seq) heads.set(key, { row, seq });
+  }
+  return [...heads.values()].map(({ row: r }) => ({ session_id: r.session_id, agent_id: r.agent_id, session_seq: r.session_seq, source: r.source, event_id: r.event_id }));
+}
+
 /** The stored context of a state tuple. */
 function storedContext(sessionId: string, agentId: string, s: StateTuple): StoredContext {
   const [contextTokens, contextSource, model, window, above, lastObserved, estimatedSince, classes, seq] = s;
@@ -769,6 +791,9 @@ export class ClickHouseSink implements Sink, ImportStates {
   }
 
   async writeTokenUsage(rows: readonly TokenUsageRow[]): Promise<void> {
+    // Each context's head (its row of the highest sequence) before the rows: a process killed
+    // between the two leaves a head whose row is not stored, which latestUsage passes over.
+    await this.insertTsv('accounting_heads', accountingHeads(rows), ACCOUNTING_HEAD_COLUMNS);
     await this.insertNative('token_usage', rows, TOKEN_USAGE_COLUMNS);
   }
 
@@ -1035,6 +1060,58 @@ export class ClickHouseSink implements Sink, ImportStates {
    * the ReplacingMergeTree's version column decides, and only among those sessions.
    */
   async latestUsage(contexts: readonly ContextRef[]): Promise<StoredContext[]> {
+    if (contexts.length === 0) return [];
+    // Each context's head says where its latest row is (writeTokenUsage writes it before the
+    // rows, so no stored row is past its sequence): that row, read by the table's key, is the
+    // state when the latest copy of its event has the head's sequence (else the head's batch was
+    // never stored, or its event was written again). Reads by key: the same cost whatever the
+    // context's history (bench/restore.ts).
+    const heads = await this.inParts(contexts, (c) => Math.max(c.sessionId.length, c.agentId.length), (contexts) => this.queryRows<{
+      session_id: string;
+      agent_id: string;
+      h: [string, string, string];
+    }>({
+      query: `SELECT session_id, agent_id, argMax(tuple(toString(session_seq), source, event_id), session_seq) AS h
+        FROM accounting_heads
+        WHERE session_id IN {sids:Array(String)}
+          AND ${inZipped(['session_id', 'agent_id'], ['sids', 'aids'])}
+        GROUP BY session_id, agent_id`,
+      query_params: { sids: contexts.map((c) => c.sessionId), aids: contexts.map((c) => c.agentId) },
+    }));
+    const out: StoredContext[] = [];
+    const found = new Set<string>();
+    if (heads.length > 0) {
+      const stored = await this.inParts(heads, (r) => Math.max(r.session_id.length, r.agent_id.length, r.h[2].length), (heads) => this.queryRows<{
+        session_id: string;
+        agent_id: string;
+        source: string;
+        event_id: string;
+        s: StateTuple;
+      }>({
+        query: `SELECT session_id, agent_id, source, event_id, argMax(${STATE_TUPLE}, ingested_at) AS s
+          FROM token_usage
+          WHERE session_id IN {sids:Array(String)} AND source IN {srcs:Array(String)} AND event_id IN {eids:Array(String)}
+            AND ${inZipped(['session_id', 'agent_id', 'source', 'event_id'], ['sids', 'aids', 'srcs', 'eids'])}
+          GROUP BY session_id, agent_id, source, event_id`,
+        query_params: { sids: heads.map((r) => r.session_id), aids: heads.map((r) => r.agent_id), srcs: heads.map((r) => r.h[1]), eids: heads.map((r) => r.h[2]) },
+      }));
+      const copyKey = (sessionId: string, agentId: string, source: string, eventId: string): string => JSON.stringify([sessionId, agentId, source, eventId]);
+      const rowOf = new Map(stored.map((r) => [copyKey(r.session_id, r.agent_id, r.source, r.event_id), r]));
+      for (const { session_id, agent_id, h: [seq, source, eventId] } of heads) {
+        const r = rowOf.get(copyKey(session_id, agent_id, source, eventId));
+        if (r === undefined || r.s[8] !== seq) continue;
+        out.push(storedContext(session_id, agent_id, r.s));
+        found.add(JSON.stringify([session_id, agent_id]));
+      }
+    }
+    // A context without a head, or whose head's row is not stored: its rows in order.
+    const rest = found.size === 0 ? contexts : contexts.filter((c) => !found.has(JSON.stringify([c.sessionId, c.agentId])));
+    for (const r of await this.latestUsageByOrder(rest)) out.push(r);
+    return out;
+  }
+
+  /** latestUsage from a context's rows: the highest sequence among its stored rows, found by reading them in order. */
+  private async latestUsageByOrder(contexts: readonly ContextRef[]): Promise<StoredContext[]> {
     if (contexts.length === 0) return [];
     // Each context's row of the highest (sequence, time, ingestion): one ordered read of the
     // context's rows, without grouping them by event first (that grouping, a hash table of every

@@ -12,7 +12,10 @@ CREATE TABLE IF NOT EXISTS schema_migrations_local ON CLUSTER `analytics` (
 ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/schema_migrations_local', '{replica}') ORDER BY version;
 CREATE TABLE IF NOT EXISTS schema_migrations ON CLUSTER `analytics` AS schema_migrations_local ENGINE = Distributed(`analytics`, currentDatabase(), schema_migrations_local, cityHash64(version));
 
--- A new database: the schema snapshot (version 14), table by table
+-- A new database: the schema snapshot (version 15), table by table
+-- accounting_heads
+CREATE TABLE IF NOT EXISTS accounting_heads_local ON CLUSTER `analytics` (`session_id` String, `agent_id` String, `session_seq` UInt64, `source` LowCardinality(String), `event_id` String) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/accounting_heads_local', '{replica}', session_seq) ORDER BY (session_id, agent_id) SETTINGS index_granularity = 8192;
+CREATE TABLE IF NOT EXISTS accounting_heads ON CLUSTER `analytics` AS accounting_heads_local ENGINE = Distributed(`analytics`, currentDatabase(), accounting_heads_local, cityHash64(session_id));
 -- dead_letters
 CREATE TABLE IF NOT EXISTS dead_letters_local ON CLUSTER `analytics` (`dead_letter_id` String, `raw_base64` String EPHEMERAL, `raw` String DEFAULT base64Decode(raw_base64), `raw_bytes` UInt64, `reason` LowCardinality(String), `detail` String, `source` String, `ingested_at` DateTime64(3, 'UTC'), `redactions` UInt32 DEFAULT 0, `host` LowCardinality(String) DEFAULT '', `device_id` LowCardinality(String) DEFAULT '') ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/dead_letters_local', '{replica}', ingested_at) ORDER BY (dead_letter_id) SETTINGS index_granularity = 8192, vertical_merge_algorithm_min_rows_to_activate = 1, vertical_merge_algorithm_min_columns_to_activate = 1, merge_max_block_size = 2048;
 CREATE TABLE IF NOT EXISTS dead_letters ON CLUSTER `analytics` AS dead_letters_local ENGINE = Distributed(`analytics`, currentDatabase(), dead_letters_local, cityHash64(dead_letter_id));
@@ -348,3 +351,14 @@ CREATE TABLE IF NOT EXISTS derivation_state_local ON CLUSTER `analytics` (
 CREATE TABLE IF NOT EXISTS derivation_state ON CLUSTER `analytics` AS derivation_state_local ENGINE = Distributed(`analytics`, currentDatabase(), derivation_state_local, cityHash64(derivation, key));
 ALTER TABLE discovery_events_local ON CLUSTER `analytics` ADD INDEX IF NOT EXISTS turn turn_id TYPE bloom_filter GRANULARITY 1;
 ALTER TABLE discovery_events_local ON CLUSTER `analytics` MATERIALIZE INDEX turn SETTINGS mutations_sync = 2;
+
+-- migration 15: accounting_heads: where each accounting context's latest token_usage row is (its key and sequence), so a context is restored by key, not by reading its rows
+CREATE TABLE IF NOT EXISTS accounting_heads_local ON CLUSTER `analytics` (
+        session_id String,
+        agent_id String,
+        session_seq UInt64,
+        source LowCardinality(String),
+        event_id String
+      ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/accounting_heads_local', '{replica}', session_seq)
+      ORDER BY (session_id, agent_id);
+CREATE TABLE IF NOT EXISTS accounting_heads ON CLUSTER `analytics` AS accounting_heads_local ENGINE = Distributed(`analytics`, currentDatabase(), accounting_heads_local, cityHash64(session_id));

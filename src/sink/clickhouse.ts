@@ -135,28 +135,6 @@ const STATE_TUPLE = `tuple(context_tokens, context_source, model, context_window
 /** STATE_TUPLE as the engine gives it back (64-bit integers as text). */
 type StateTuple = [string, StoredContext['context_source'], string, string | null, boolean, string | null, string, string[], string, string];
 
-/** Where a context's latest token_usage row is: its key and sequence (table accounting_heads, migration 15). */
-interface AccountingHead {
-  session_id: string;
-  agent_id: string;
-  session_seq: string;
-  source: string;
-  event_id: string;
-}
-const ACCOUNTING_HEAD_COLUMNS = ['session_id', 'agent_id', 'session_seq', 'source', 'event_id'] as const;
-
-/** Of each context among these rows, the row of the highest sequence (a later row wins a tie), as its head. */
-function accountingHeads(rows: readonly TokenUsageRow[]): AccountingHead[] {
-  const heads = new Map<string, { row: TokenUsageRow; seq: bigint }>();
-  for (const row of rows) {
-    const key = `${row.session_id}\u0000${row.agent_id}`;
-    const seq = BigInt(row.session_seq);
-    const had = heads.get(key);
-    if (had === undefined || seq >= had.seq) heads.set(key, { row, seq });
-  }
-  return [...heads.values()].map(({ row: r }) => ({ session_id: r.session_id, agent_id: r.agent_id, session_seq: r.session_seq, source: r.source, event_id: r.event_id }));
-}
-
 /** The stored context of a state tuple. */
 function storedContext(sessionId: string, agentId: string, s: StateTuple): StoredContext {
   const [contextTokens, contextSource, model, window, above, lastObserved, estimatedSince, classes, seq] = s;
@@ -791,9 +769,6 @@ export class ClickHouseSink implements Sink, ImportStates {
   }
 
   async writeTokenUsage(rows: readonly TokenUsageRow[]): Promise<void> {
-    // Each context's head (its row of the highest sequence) before the rows: a process killed
-    // between the two leaves a head whose row is not stored, which latestUsage passes over.
-    await this.insertTsv('accounting_heads', accountingHeads(rows), ACCOUNTING_HEAD_COLUMNS);
     await this.insertNative('token_usage', rows, TOKEN_USAGE_COLUMNS);
   }
 
@@ -1061,97 +1036,51 @@ export class ClickHouseSink implements Sink, ImportStates {
    */
   async latestUsage(contexts: readonly ContextRef[]): Promise<StoredContext[]> {
     if (contexts.length === 0) return [];
-    // Each context's head says where its latest row is (writeTokenUsage writes it before the
-    // rows, so no stored row is past its sequence): that row, read by the table's key, is the
-    // state when the latest copy of its event has the head's sequence (else the head's batch was
-    // never stored, or its event was written again). Reads by key: the same cost whatever the
-    // context's history (bench/restore.ts).
+    // Each context's highest (sequence, time, ingestion) and where that row is, from token_usage's
+    // projection `heads` (migration 15: written in each part with its rows, read by key, the same
+    // cost whatever the context's history; bench/restore.ts). The expressions are the
+    // projection's own, so the engine answers from it.
     const heads = await this.inParts(contexts, (c) => Math.max(c.sessionId.length, c.agentId.length), (contexts) => this.queryRows<{
       session_id: string;
       agent_id: string;
-      h: [string, string, string];
+      seq: string;
+      at: [string, string];
     }>({
-      query: `SELECT session_id, agent_id, argMax(tuple(toString(session_seq), source, event_id), session_seq) AS h
-        FROM accounting_heads
+      query: `SELECT session_id, agent_id, toString(max(session_seq)) AS seq, argMax(tuple(source, event_id), tuple(session_seq, ts, ingested_at)) AS at
+        FROM token_usage
         WHERE session_id IN {sids:Array(String)}
           AND ${inZipped(['session_id', 'agent_id'], ['sids', 'aids'])}
         GROUP BY session_id, agent_id`,
       query_params: { sids: contexts.map((c) => c.sessionId), aids: contexts.map((c) => c.agentId) },
     }));
-    const out: StoredContext[] = [];
-    const found = new Set<string>();
-    if (heads.length > 0) {
-      const stored = await this.inParts(heads, (r) => Math.max(r.session_id.length, r.agent_id.length, r.h[2].length), (heads) => this.queryRows<{
-        session_id: string;
-        agent_id: string;
-        source: string;
-        event_id: string;
-        s: StateTuple;
-      }>({
-        query: `SELECT session_id, agent_id, source, event_id, argMax(${STATE_TUPLE}, ingested_at) AS s
-          FROM token_usage
-          WHERE session_id IN {sids:Array(String)} AND source IN {srcs:Array(String)} AND event_id IN {eids:Array(String)}
-            AND ${inZipped(['session_id', 'agent_id', 'source', 'event_id'], ['sids', 'aids', 'srcs', 'eids'])}
-          GROUP BY session_id, agent_id, source, event_id`,
-        query_params: { sids: heads.map((r) => r.session_id), aids: heads.map((r) => r.agent_id), srcs: heads.map((r) => r.h[1]), eids: heads.map((r) => r.h[2]) },
-      }));
-      const copyKey = (sessionId: string, agentId: string, source: string, eventId: string): string => JSON.stringify([sessionId, agentId, source, eventId]);
-      const rowOf = new Map(stored.map((r) => [copyKey(r.session_id, r.agent_id, r.source, r.event_id), r]));
-      for (const { session_id, agent_id, h: [seq, source, eventId] } of heads) {
-        const r = rowOf.get(copyKey(session_id, agent_id, source, eventId));
-        if (r === undefined || r.s[8] !== seq) continue;
-        out.push(storedContext(session_id, agent_id, r.s));
-        found.add(JSON.stringify([session_id, agent_id]));
-      }
-    }
-    // A context without a head, or whose head's row is not stored: its rows in order.
-    const rest = found.size === 0 ? contexts : contexts.filter((c) => !found.has(JSON.stringify([c.sessionId, c.agentId])));
-    for (const r of await this.latestUsageByOrder(rest)) out.push(r);
-    return out;
-  }
-
-  /** latestUsage from a context's rows: the highest sequence among its stored rows, found by reading them in order. */
-  private async latestUsageByOrder(contexts: readonly ContextRef[]): Promise<StoredContext[]> {
-    if (contexts.length === 0) return [];
-    // Each context's row of the highest (sequence, time, ingestion): one ordered read of the
-    // context's rows, without grouping them by event first (that grouping, a hash table of every
-    // event of the context, was ~15x the cost: 2,030 against 135 ms for a context of 1 M rows).
-    const top = await this.inParts(contexts, (c) => Math.max(c.sessionId.length, c.agentId.length), (contexts) => this.queryRows<{
+    if (heads.length === 0) return [];
+    // That row, read by the table's key, is the state when the latest ingested copy of its event
+    // has the highest sequence (a row written again by a re-run is stored once, as the latest
+    // copy: an older copy does not count even with a higher sequence); a context whose top row is
+    // an older copy is read the full way (latestUsageByEvent). The key columns are given as sets
+    // too, so the primary index narrows the read to the rows' granules.
+    const stored = await this.inParts(heads, (r) => Math.max(r.session_id.length, r.agent_id.length, r.at[1].length), (heads) => this.queryRows<{
       session_id: string;
       agent_id: string;
       source: string;
       event_id: string;
-      ingested: string;
       s: StateTuple;
     }>({
-      query: `SELECT session_id, agent_id, source, event_id, toString(ingested_at) AS ingested, ${STATE_TUPLE} AS s
+      query: `SELECT session_id, agent_id, source, event_id, argMax(${STATE_TUPLE}, ingested_at) AS s
         FROM token_usage
-        WHERE session_id IN {sids:Array(String)}
-          AND ${inZipped(['session_id', 'agent_id'], ['sids', 'aids'])}
-        ORDER BY session_seq DESC, ts DESC, ingested_at DESC
-        LIMIT 1 BY session_id, agent_id`,
-      query_params: { sids: contexts.map((c) => c.sessionId), aids: contexts.map((c) => c.agentId) },
-    }));
-    if (top.length === 0) return [];
-    // That row is the state when it is the latest ingested copy of its event (a row written again
-    // by a re-run is stored once, as the latest copy: an older copy does not count even with a
-    // higher sequence). Its copies are found by the table's key; a context whose top row is an
-    // older copy is read the full way (latestUsageByEvent).
-    const latest = await this.inParts(top, (r) => Math.max(r.session_id.length, r.event_id.length, r.agent_id.length), (rows) => this.queryRows<{ session_id: string; agent_id: string; source: string; event_id: string; latest: string }>({
-      query: `SELECT session_id, agent_id, source, event_id, toString(max(ingested_at)) AS latest
-        FROM token_usage
-        WHERE session_id IN {sids:Array(String)}
+        WHERE session_id IN {sids:Array(String)} AND source IN {srcs:Array(String)} AND event_id IN {eids:Array(String)}
           AND ${inZipped(['session_id', 'agent_id', 'source', 'event_id'], ['sids', 'aids', 'srcs', 'eids'])}
         GROUP BY session_id, agent_id, source, event_id`,
-      query_params: { sids: rows.map((r) => r.session_id), aids: rows.map((r) => r.agent_id), srcs: rows.map((r) => r.source), eids: rows.map((r) => r.event_id) },
+      query_params: { sids: heads.map((r) => r.session_id), aids: heads.map((r) => r.agent_id), srcs: heads.map((r) => r.at[0]), eids: heads.map((r) => r.at[1]) },
     }));
-    const copyKey = (r: { session_id: string; agent_id: string; source: string; event_id: string }): string => JSON.stringify([r.session_id, r.agent_id, r.source, r.event_id]);
-    const latestOf = new Map(latest.map((r) => [copyKey(r), r.latest]));
+    const copyKey = (sessionId: string, agentId: string, source: string, eventId: string): string => JSON.stringify([sessionId, agentId, source, eventId]);
+    const rowOf = new Map(stored.map((r) => [copyKey(r.session_id, r.agent_id, r.source, r.event_id), r]));
     const out: StoredContext[] = [];
     const stale: ContextRef[] = [];
-    for (const r of top) {
-      if (latestOf.get(copyKey(r)) === r.ingested) out.push(storedContext(r.session_id, r.agent_id, r.s));
-      else stale.push({ sessionId: r.session_id, agentId: r.agent_id });
+    for (const { session_id, agent_id, seq, at: [source, eventId] } of heads) {
+      const r = rowOf.get(copyKey(session_id, agent_id, source, eventId));
+      if (r !== undefined && r.s[8] === seq) out.push(storedContext(session_id, agent_id, r.s));
+      else stale.push({ sessionId: session_id, agentId: agent_id });
     }
     if (stale.length > 0) for (const r of await this.latestUsageByEvent(stale)) out.push(r);
     return out;

@@ -1,5 +1,5 @@
 // An analytics table declared once: its name, its row, its columns with their ClickHouse types,
-// engine, order, partition, the time column a retention counts from, how reports scope it and
+// engine, order, partition, indexes and projections, the time column a retention counts from, how reports scope it and
 // what a test dump selects of it. The registry (index.ts) lists every table; the sink's inserts,
 // report scoping, retention, the schema contract test and the tests' dumps read it. The
 // migrations (src/sink/ddl.ts) stay the history of how a database got here: the contract test
@@ -35,6 +35,8 @@ export interface TableDeclaration<N extends string, Row> {
   readonly orderBy: string;
   /** Data-skipping indexes, as the engine writes them (`INDEX name expr TYPE type GRANULARITY n`). */
   readonly indexes?: readonly string[];
+  /** Projections, as the engine writes them (`PROJECTION name (SELECT …)`). */
+  readonly projections?: readonly string[];
   /** The time column --retention-days counts from. */
   readonly retention: keyof Row & string;
   readonly scope: ScopesOf<Row>;
@@ -55,6 +57,7 @@ export interface Table<N extends string = string, Row = Record<string, unknown>>
   readonly partitionBy: string | undefined;
   readonly orderBy: string;
   readonly indexes: readonly string[];
+  readonly projections: readonly string[];
   readonly retention: keyof Row & string;
   readonly scope: TableScope;
   readonly dumpSelect: string;
@@ -80,6 +83,7 @@ export function defineTable<Row>(): <const N extends string>(d: TableDeclaration
       partitionBy: d.partitionBy,
       orderBy: d.orderBy,
       indexes: d.indexes ?? [],
+      projections: d.projections ?? [],
       retention: d.retention,
       scope: d.scope as TableScope,
       dumpSelect: d.dumpSelect,

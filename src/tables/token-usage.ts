@@ -45,6 +45,9 @@ export const tokenUsage = defineTable<TokenUsageRow>()({
   engine: 'ReplacingMergeTree(ingested_at)',
   partitionBy: 'toYYYYMM(ts)',
   orderBy: '(session_id, source, event_id)',
+  // Each accounting context's highest sequence and where its row is (migration 15): the
+  // accounting restores a context by key (ClickHouseSink.latestUsage), whatever its history.
+  projections: ['PROJECTION heads (SELECT session_id, agent_id, max(session_seq), argMax(tuple(source, event_id), tuple(session_seq, ts, ingested_at)) GROUP BY session_id, agent_id)'],
   retention: 'ts',
   scope: 'event',
   dumpSelect: '* EXCEPT (origin, ingested_at)',

@@ -1,8 +1,8 @@
-// A context the accounting does not hold is restored from its head (accounting_heads: where its
-// latest token_usage row is, written by the sink before the rows), read by key; a context
-// without a head (rows stored before migration 15) or whose head's row is not stored as the
-// latest copy of its event (a process killed between the two inserts, a row written again) is
-// restored from its rows, the old way. bench/restore.ts shows the cost flat in the history.
+// A context the accounting does not hold is restored from its latest token_usage row, found by
+// key: token_usage's projection `heads` (migration 15) holds each context's highest (sequence,
+// time, ingestion) and where that row is, written in each part with its rows; the row is then
+// read by the table's key. A context whose top row is an older copy of its event (a re-run wrote
+// it again) is read the full way. bench/restore.ts shows the cost flat in the history.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { StoredContext } from '../../src/model/sink.ts';
 import type { TokenUsageRow } from '../../src/model/usage.ts';
@@ -33,48 +33,57 @@ await forEachEngine('sink/accounting-heads', (engine) => {
       expect(got.length).toBeLessThanOrEqual(1);
       return brief(got[0]);
     };
-    /** A row written past the sink (no head), as a database of before migration 15 holds them. */
-    const insertRaw = async (row: TokenUsageRow): Promise<void> => {
-      await sink.client.insert({ table: 'token_usage', values: [row], format: 'JSONEachRow' });
-    };
 
-    it('reads the head of each context, the highest sequence of its rows, whatever batch wrote it', async () => {
+    it('finds the highest sequence of each context, whatever batch wrote it, from the projection', async () => {
       await sink.writeTokenUsage([usage('h1', '', 'e0', 0, '2026-12-01 11:00:00.000'), usage('h1', '', 'e2', 2, '2026-12-01 11:00:00.000'), usage('h1', '', 'e1', 1, '2026-12-01 11:00:00.000')]);
       await sink.writeTokenUsage([usage('h1', '', 'e3', 3, '2026-12-01 11:00:01.000'), usage('h1', 'sub', 's0', 0, '2026-12-01 11:00:01.000')]);
-      const heads = await sink.queryRows<{ agent_id: string; seq: string; event_id: string }>(
-        "SELECT agent_id, toString(max(session_seq)) AS seq, argMax(event_id, session_seq) AS event_id FROM accounting_heads WHERE session_id = 'h1' GROUP BY agent_id ORDER BY agent_id",
-      );
-      expect(heads).toEqual([{ agent_id: '', seq: '3', event_id: 'e3' }, { agent_id: 'sub', seq: '0', event_id: 's0' }]);
       expect(await restore('h1')).toEqual(['h1', '1030', '3']);
       expect(await restore('h1', 'sub')).toEqual(['h1', '1000', '0']);
       expect(await restore('h1', 'nobody')).toBeUndefined();
+      // The engine answers latestUsage's first query from the projection (one small read per
+      // part), not from the context's rows: that query, as the sink sent it, explained.
+      const sent: { query: string; query_params?: Record<string, unknown> }[] = [];
+      const queryRows = sink.queryRows.bind(sink);
+      sink.queryRows = (async (q: string | { query: string; query_params?: Record<string, unknown> }) => {
+        if (typeof q !== 'string') sent.push(q);
+        return queryRows(q as never);
+      }) as typeof sink.queryRows;
+      try {
+        await sink.latestUsage([{ sessionId: 'h1', agentId: '' }]);
+      } finally {
+        sink.queryRows = queryRows;
+      }
+      const first = sent[0];
+      expect(first?.query).toContain('max(session_seq)');
+      const explained = await sink.client.query({ query: `EXPLAIN projections = 1 ${first?.query ?? ''}`, query_params: first?.query_params ?? {}, format: 'TabSeparatedRaw' });
+      const plan = { explain: await explained.text() };
+      expect(plan?.explain).toMatch(/ReadFromMergeTree \(heads\)/);
     });
 
-    it('goes by the head, not the rows: a row written past the sink is not seen while the head stands, and is once it is gone', async () => {
+    it('counts every stored row, however it was written', async () => {
       await sink.writeTokenUsage([usage('h2', '', 'e0', 0, '2026-12-01 11:00:00.000'), usage('h2', '', 'e1', 1, '2026-12-01 11:00:00.000')]);
-      await insertRaw(usage('h2', '', 'e9', 9, '2026-12-01 11:00:02.000'));
-      expect(await restore('h2')).toEqual(['h2', '1010', '1']);
-      // Without a head (rows stored before migration 15), the rows are read in order.
-      await sink.client.command({ query: "ALTER TABLE accounting_heads DELETE WHERE session_id = 'h2' SETTINGS mutations_sync = 2" });
+      await sink.client.insert({ table: 'token_usage', values: [usage('h2', '', 'e9', 9, '2026-12-01 11:00:02.000')], format: 'JSONEachRow' });
       expect(await restore('h2')).toEqual(['h2', '1090', '9']);
     });
 
-    it('passes over a head whose row is not stored (killed between the two inserts) and reads the rows', async () => {
-      await sink.writeTokenUsage([usage('h3', '', 'e0', 0, '2026-12-01 11:00:00.000'), usage('h3', '', 'e1', 1, '2026-12-01 11:00:00.000')]);
-      await sink.client.insert({
-        table: 'accounting_heads',
-        // Its event is stored, from an earlier batch, with another sequence.
-        values: [{ session_id: 'h3', agent_id: '', session_seq: 5, source: 'estimated', event_id: 'e0' }],
-        format: 'JSONEachRow',
-      });
-      expect(await restore('h3')).toEqual(['h3', '1010', '1']);
+    it('breaks a tie of sequences by time, then ingestion, as the rows in order would', async () => {
+      await sink.writeTokenUsage([usage('h3', '', 'a', 4, '2026-12-01 11:00:00.000'), { ...usage('h3', '', 'b', 4, '2026-12-01 11:00:00.000'), ts: '2026-12-01 10:30:00.000', context_tokens: '555' }]);
+      expect(await restore('h3')).toEqual(['h3', '555', '4']);
+      await sink.writeTokenUsage([{ ...usage('h3', '', 'c', 4, '2026-12-01 11:00:05.000'), ts: '2026-12-01 10:30:00.000', context_tokens: '666' }]);
+      expect(await restore('h3')).toEqual(['h3', '666', '4']);
     });
 
-    it('passes over a head whose row was written again since (an older copy does not count) and reads the rows', async () => {
+    it('passes over a top row whose event was written again since (an older copy does not count) and reads the rows', async () => {
       await sink.writeTokenUsage([0, 1, 2].map((i) => usage('h4', '', `e${i}`, i, '2026-12-01 11:00:00.000')));
       // e2 again, later, with another sequence and an earlier time: its latest copy is no longer
-      // the head's, and e1 is the context's latest row (highest sequence, then time).
-      await insertRaw({ ...usage('h4', '', 'e2', 1, '2026-12-01 11:00:04.000'), ts: '2026-12-01 09:00:00.000', context_tokens: '777' });
+      // the top, and e1 is the context's latest row (highest sequence, then time).
+      await sink.writeTokenUsage([{ ...usage('h4', '', 'e2', 1, '2026-12-01 11:00:04.000'), ts: '2026-12-01 09:00:00.000', context_tokens: '777' }]);
+      expect(await restore('h4')).toEqual(['h4', '1010', '1']);
+    });
+
+    it('holds through merges (the projection is rebuilt with the parts)', async () => {
+      await sink.client.command({ query: 'OPTIMIZE TABLE token_usage FINAL' });
+      expect(await restore('h1')).toEqual(['h1', '1030', '3']);
       expect(await restore('h4')).toEqual(['h4', '1010', '1']);
     });
 
@@ -91,7 +100,7 @@ await forEachEngine('sink/accounting-heads', (engine) => {
         ['h1', '1000', '0'],
         ['h1', '1030', '3'],
         ['h2', '1090', '9'],
-        ['h3', '1010', '1'],
+        ['h3', '666', '4'],
         ['h4', '1010', '1'],
       ]);
     });

@@ -41,7 +41,7 @@ describe('the embedded engine and its migrations', () => {
     expect(LATEST_SCHEMA_VERSION).toBe(MIGRATIONS.length);
     const tables = await sink.queryRows<{ name: string }>("SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name");
     expect(tables.map((t) => t.name)).toEqual([
-      'accounting_heads', 'dead_letters', 'derivation_state', 'discovery_events', 'import_files', 'mcp_events', 'mcp_server_state', 'mcp_tool_registrations',
+      'dead_letters', 'derivation_state', 'discovery_events', 'import_files', 'mcp_events', 'mcp_server_state', 'mcp_tool_registrations',
       'schema_migrations', 'threshold_breaches', 'token_usage', 'tool_calls',
     ]);
   });

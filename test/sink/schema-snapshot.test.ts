@@ -20,7 +20,7 @@ describe('the schema snapshot', () => {
     expect(r.status).toBe(0);
     expect(SCHEMA_SNAPSHOT.version).toBe(LATEST_SCHEMA_VERSION);
     expect(SCHEMA_SNAPSHOT.tables.map((t) => t.name)).toEqual([
-      'accounting_heads', 'dead_letters', 'derivation_state', 'discovery_events', 'import_files', 'mcp_events', 'mcp_server_state', 'mcp_tool_registrations',
+      'dead_letters', 'derivation_state', 'discovery_events', 'import_files', 'mcp_events', 'mcp_server_state', 'mcp_tool_registrations',
       'threshold_breaches', 'token_usage', 'tool_calls',
     ]);
   }, 120_000);

@@ -1,6 +1,6 @@
 // The table declarations (src/tables/) against the database the migrations make, on both
 // engines: each column's name, type and default in insert order, the computed columns, the
-// engine, the partition and the order (columns by name: a declaration lists them in insert
+// engine, the partition, the order, indexes and projections (columns by name: a declaration lists them in insert
 // order), read back from the engine's own CREATE statement and
 // parsed here (not by the code under test). A declaration edited without its migration, or a
 // migration without its declaration, fails here; so does a name declared twice.
@@ -12,6 +12,7 @@ import { forEachEngine } from '../helpers/engines.ts';
 interface Created {
   readonly columns: [string, string][];
   readonly indexes: string[];
+  readonly projections: string[];
   readonly engine: string;
   readonly partition: string | undefined;
   readonly order: string;
@@ -42,7 +43,8 @@ function parseCreate(create: string): Created {
   }
   defs.push(cur.trim());
   const indexes = defs.filter((d) => d.startsWith('INDEX '));
-  const columns = defs.filter((d) => !d.startsWith('INDEX ')).map((d) => {
+  const projections = defs.filter((d) => d.startsWith('PROJECTION '));
+  const columns = defs.filter((d) => !d.startsWith('INDEX ') && !d.startsWith('PROJECTION ')).map((d) => {
     const m = /^`([^`]+)` ([\s\S]+)$/.exec(d);
     if (m === null) throw new Error(`not a column definition: ${d}`);
     return [m[1] as string, m[2] as string] as [string, string];
@@ -51,6 +53,7 @@ function parseCreate(create: string): Created {
   return {
     columns,
     indexes,
+    projections,
     engine: /ENGINE = (.*?) (?:PARTITION BY|ORDER BY)/.exec(rest)?.[1] ?? '?',
     partition: /PARTITION BY (.*?) ORDER BY/.exec(rest)?.[1],
     order: /ORDER BY (.*?)(?: SETTINGS| TTL|$)/.exec(rest)?.[1] ?? '?',
@@ -100,7 +103,7 @@ await forEachEngine('tables/declarations', (engine) => {
       expect([...created.keys()].sort()).toEqual([...TABLE_NAMES].sort());
     });
 
-    it.each(TABLES.map((t) => [t.name, t] as const))('%s: columns with their types, engine, partition, order, indexes', (_name, t) => {
+    it.each(TABLES.map((t) => [t.name, t] as const))('%s: columns with their types, engine, partition, order, indexes, projections', (_name, t) => {
       const c = created.get(t.name);
       expect(c).toBeDefined();
       if (c === undefined) return;
@@ -112,6 +115,7 @@ await forEachEngine('tables/declarations', (engine) => {
       expect(c.partition).toBe(t.partitionBy);
       expect(c.order).toBe(t.orderBy);
       expect(c.indexes).toEqual(t.indexes);
+      expect(c.projections).toEqual(t.projections);
     });
   });
 });

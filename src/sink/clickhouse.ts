@@ -1056,8 +1056,9 @@ export class ClickHouseSink implements Sink, ImportStates {
     if (heads.length === 0) return [];
     // That row, read by the table's key, is the state when the latest ingested copy of its event
     // has the highest sequence (a row written again by a re-run is stored once, as the latest
-    // copy: an older copy does not count even with a higher sequence); a context whose top row is
-    // an older copy is read the full way (latestUsageByEvent). The key columns are given as sets
+    // copy: an older copy does not count even with a higher sequence; merges keep the projection
+    // as it was, so it may name a copy they removed); a context whose top row is an older or a
+    // removed copy is read the full way (latestUsageByEvent). The key columns are given as sets
     // too, so the primary index narrows the read to the rows' granules.
     const stored = await this.inParts(heads, (r) => Math.max(r.session_id.length, r.agent_id.length, r.at[1].length), (heads) => this.queryRows<{
       session_id: string;

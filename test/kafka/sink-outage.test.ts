@@ -105,9 +105,14 @@ await forEachEngine('test/kafka/sink-outage.test.ts', (engine) => describe.skipI
     expect(during.failedFlushes).toBeLessThan(40);
     expect(during.bufferedMax).toBeGreaterThan(0);
     expect(during.bufferedMax).toBeLessThanOrEqual(2 * BATCH_ROWS);
-    // Paused: consumption does not run ahead of the failing sink.
+    // Paused: consumption does not run ahead of the failing sink. The batch being filled when the
+    // pause was first seen may still take the records already fetched (a run under load saw
+    // 1,500 then 2,000), so: it stops (the second half of the outage takes nothing) and what it
+    // took past the committed offsets fits the two batches it may hold.
     const consumed = during.consumedSamples;
-    expect(consumed[consumed.length - 1]).toBe(consumed[0]);
+    const settled = consumed.slice(Math.floor(consumed.length / 2));
+    expect(new Set(settled).size).toBe(1);
+    expect((consumed[consumed.length - 1] ?? 0) - during.committedBefore).toBeLessThanOrEqual(2 * BATCH_ROWS);
     expect(logs.some((l) => l.startsWith('warning: Retrying ClickHouse insert'))).toBe(true);
     expect(logs.some((l) => /recovered after \d+ failed attempt/.test(l))).toBe(true);
   });

@@ -81,7 +81,7 @@ await forEachEngine('sink/accounting-heads', (engine) => {
       expect(await restore('h4')).toEqual(['h4', '1010', '1']);
     });
 
-    it('holds through merges (the projection is rebuilt with the parts)', async () => {
+    it('holds through merges (the projection is merged as it is: a copy it names that the merge removed sends its context the full way)', async () => {
       await sink.client.command({ query: 'OPTIMIZE TABLE token_usage FINAL' });
       expect(await restore('h1')).toEqual(['h1', '1030', '3']);
       expect(await restore('h4')).toEqual(['h4', '1010', '1']);

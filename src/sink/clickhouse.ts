@@ -21,7 +21,7 @@ import { describeTarget, resolveSinkTarget, type SinkTarget } from './target.ts'
 
 export { DEFAULT_DB_DIR, describeTarget, resolveSinkTarget, type SinkTarget } from './target.ts';
 import { MCP_EVENT_KINDS } from '../model/mcp-vocabulary.ts';
-import { TABLE, TABLE_NAMES, TABLES, type AnalyticsTable, type TableNamed } from '../tables/index.ts';
+import { TABLE, TABLE_NAMES, TABLES, TOKEN_USAGE_HEADS, type AnalyticsTable, type TableNamed } from '../tables/index.ts';
 import { describeServerFailure, isRetryable, RETRY_DELAYS_MS, serverSettings, withoutUserName, type RequestKind, type ServerSettings } from './server.ts';
 
 /** The part of chdb's connection extension the sink uses: a zero-copy raw insert. */
@@ -1038,15 +1038,15 @@ export class ClickHouseSink implements Sink, ImportStates {
     if (contexts.length === 0) return [];
     // Each context's highest (sequence, time, ingestion) and where that row is, from token_usage's
     // projection `heads` (migration 15: written in each part with its rows, read by key, the same
-    // cost whatever the context's history; bench/restore.ts). The expressions are the
-    // projection's own, so the engine answers from it.
+    // cost whatever the context's history; bench/restore.ts). The aggregates are the
+    // projection's own (TOKEN_USAGE_HEADS), so the engine answers from it.
     const heads = await this.inParts(contexts, (c) => Math.max(c.sessionId.length, c.agentId.length), (contexts) => this.queryRows<{
       session_id: string;
       agent_id: string;
       seq: string;
       at: [string, string];
     }>({
-      query: `SELECT session_id, agent_id, toString(max(session_seq)) AS seq, argMax(tuple(source, event_id), tuple(session_seq, ts, ingested_at)) AS at
+      query: `SELECT session_id, agent_id, toString(${TOKEN_USAGE_HEADS.seq}) AS seq, ${TOKEN_USAGE_HEADS.at} AS at
         FROM token_usage
         WHERE session_id IN {sids:Array(String)}
           AND ${inZipped(['session_id', 'agent_id'], ['sids', 'aids'])}

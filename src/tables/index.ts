@@ -8,11 +8,11 @@ import { mcpEvents } from './mcp-events.ts';
 import { mcpServerState } from './mcp-server-state.ts';
 import { mcpToolRegistrations } from './mcp-tool-registrations.ts';
 import { thresholdBreaches } from './threshold-breaches.ts';
-import { tokenUsage } from './token-usage.ts';
+import { TOKEN_USAGE_HEADS, tokenUsage } from './token-usage.ts';
 import { toolCalls } from './tool-calls.ts';
 import type { Table } from './table.ts';
 
-export { deadLetters, discoveryEvents, mcpEvents, mcpServerState, mcpToolRegistrations, thresholdBreaches, tokenUsage, toolCalls };
+export { deadLetters, discoveryEvents, mcpEvents, mcpServerState, mcpToolRegistrations, thresholdBreaches, tokenUsage, toolCalls, TOKEN_USAGE_HEADS };
 export type { Table, TableScope } from './table.ts';
 
 /** Every analytics table, in the order dumps and summaries list them. */

@@ -2,6 +2,17 @@
 import type { TokenUsageRow } from '../model/usage.ts';
 import { defineTable } from './table.ts';
 
+/**
+ * The aggregates of the projection `heads` (migration 15): per accounting context (session_id,
+ * agent_id), its highest sequence and where its row of the highest (sequence, time, ingestion)
+ * is. A query names them exactly as here for the engine to answer it from the projection
+ * (ClickHouseSink.latestUsage).
+ */
+export const TOKEN_USAGE_HEADS = {
+  seq: 'max(session_seq)',
+  at: 'argMax(tuple(source, event_id), tuple(session_seq, ts, ingested_at))',
+} as const;
+
 export const tokenUsage = defineTable<TokenUsageRow>()({
   name: 'token_usage',
   columns: {
@@ -47,7 +58,7 @@ export const tokenUsage = defineTable<TokenUsageRow>()({
   orderBy: '(session_id, source, event_id)',
   // Each accounting context's highest sequence and where its row is (migration 15): the
   // accounting restores a context by key (ClickHouseSink.latestUsage), whatever its history.
-  projections: ['PROJECTION heads (SELECT session_id, agent_id, max(session_seq), argMax(tuple(source, event_id), tuple(session_seq, ts, ingested_at)) GROUP BY session_id, agent_id)'],
+  projections: [`PROJECTION heads (SELECT session_id, agent_id, ${TOKEN_USAGE_HEADS.seq}, ${TOKEN_USAGE_HEADS.at} GROUP BY session_id, agent_id)`],
   retention: 'ts',
   scope: 'event',
   dumpSelect: '* EXCEPT (origin, ingested_at)',

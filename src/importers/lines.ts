@@ -75,10 +75,31 @@ export class LineSplitter {
   private emit(line: Buffer, endOffset: number, out: (line: RawLine) => void): void {
     this.lineNo++;
     const rawEnd = line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
-    const text = line.toString('utf8', 0, rawEnd);
     this.offset = endOffset;
     this.completeBytes = endOffset;
-    if (text.trim() !== '') out({ lineNo: this.lineNo, text, bytes: line.subarray(0, rawEnd), endOffset });
+    const bytes = line.subarray(0, rawEnd);
+    // A line that starts with a printable ASCII character is not blank: its text is made when a
+    // reader asks for it (a first pass that looks for a word in the bytes makes none). Any other
+    // line is trimmed as text (JavaScript's trim: Unicode spaces and the BOM are blank too).
+    const first = rawEnd > 0 ? (bytes[0] as number) : 0;
+    if (first > 0x20 && first < 0x7f) out(new FileLine(this.lineNo, bytes, endOffset));
+    else {
+      const text = bytes.toString('utf8');
+      if (text.trim() !== '') out({ lineNo: this.lineNo, text, bytes, endOffset });
+    }
+  }
+}
+
+/** A line of a file whose text is decoded from its bytes when first read (then kept). */
+class FileLine implements RawLine {
+  private decoded: string | undefined;
+  constructor(
+    readonly lineNo: number,
+    readonly bytes: Buffer,
+    readonly endOffset: number,
+  ) {}
+  get text(): string {
+    return (this.decoded ??= this.bytes.toString('utf8'));
   }
 }
 

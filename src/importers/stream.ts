@@ -94,6 +94,64 @@ export async function readLinesInChunks(path: string, onLine: (line: RawLine) =>
   return { completeBytes: splitter.completeBytes, bytesRead, lines };
 }
 
+/**
+ * A file this size or smaller is read once for both passes of a reading with a first pass (its
+ * lines kept between them); a larger one is read twice in chunks, so what is held stays bounded.
+ */
+export const READ_ONCE_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The two passes of a reading with a first pass (`scan`, then `onLine`), no further than
+ * `limitBytes` (`second` makes the second pass's reader once the first is done): the second pass
+ * reads the lines the first one found complete. A file of up to
+ * READ_ONCE_MAX_BYTES (with no chunk size or chunk callback asked for) is read and split once, and
+ * both passes go over the same lines: each line's text is made once, when a pass first reads it.
+ * Gives what the second pass read, as readLinesInChunks would have.
+ */
+export async function readLinesTwice(
+  path: string,
+  scan: (line: RawLine) => void,
+  second: () => (line: RawLine) => void | Promise<void>,
+  options: ChunkedReadOptions & { readonly limitBytes: number },
+): Promise<ChunkedRead> {
+  if (options.limitBytes > READ_ONCE_MAX_BYTES || options.chunkBytes !== undefined || options.onChunk !== undefined) {
+    const { chunkBytes, onChunk, limitBytes } = options;
+    const first = await readLinesInChunks(path, scan, { limitBytes, ...(chunkBytes === undefined ? {} : { chunkBytes }) });
+    return readLinesInChunks(path, second(), { ...(chunkBytes === undefined ? {} : { chunkBytes }), ...(onChunk === undefined ? {} : { onChunk }), limitBytes: first.completeBytes });
+  }
+  const handle = await open(path, 'r');
+  let data: Buffer;
+  try {
+    const buffer = Buffer.allocUnsafe(options.limitBytes);
+    let at = 0;
+    while (at < buffer.length) {
+      const { bytesRead: n } = await handle.read(buffer, at, buffer.length - at, at);
+      if (n === 0) break;
+      at += n;
+    }
+    data = buffer.subarray(0, at);
+  } finally {
+    await handle.close();
+  }
+  const lines: RawLine[] = [];
+  const splitter = new LineSplitter();
+  const add = (line: RawLine): void => {
+    lines.push(line);
+  };
+  splitter.push(data, add);
+  splitter.end(add);
+  for (const line of lines) scan(line);
+  const onLine = second();
+  for (let i = 0; i < lines.length; i++) {
+    const r = onLine(lines[i] as RawLine);
+    // Not held past its pass: its bytes and text go once the parser is done with them.
+    (lines as (RawLine | undefined)[])[i] = undefined;
+    if (r !== undefined) await r;
+  }
+  // The second pass of two would have read up to the end of the last complete line.
+  return { completeBytes: splitter.completeBytes, bytesRead: splitter.completeBytes, lines: lines.length };
+}
+
 // ------------------------------------------------------------------------- held state
 
 /**

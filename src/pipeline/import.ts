@@ -13,8 +13,9 @@ import { drive, type RecordSource, type RecordTake } from '../source/record.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
 import type { TypedEvent } from '../decode/typed.ts';
 import type { ImportFileState, ImportStates, Sink } from '../model/sink.ts';
-import { readLinesInChunks } from '../importers/stream.ts';
-import type { ImportedEvent, Importer, MalformedRecord, ParsedFile } from '../importers/types.ts';
+import { readLinesInChunks, readLinesTwice } from '../importers/stream.ts';
+import type { ImportedEvent, Importer, LineParser, MalformedRecord, ParsedFile } from '../importers/types.ts';
+import type { RawLine } from '../importers/lines.ts';
 
 /** What an import read, whatever it wrote to (a database, or a Kafka topic). */
 export interface ImportReading {
@@ -213,14 +214,12 @@ export async function readImport(
         let fileSkipped: Readonly<Record<string, number>>;
         if (reading.kind === 'lines') {
           const { scan } = reading.reading;
-          // Both passes read no further than the size seen now: lines appended meanwhile wait.
-          let limitBytes = stat.size;
-          if (scan) limitBytes = (await readLinesInChunks(path, scan, { limitBytes, ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }) })).completeBytes;
           // What the parser completes while it reads a line is written before the next line is
           // read: a queue of one line's output, drained (and flushed when a batch is due) in order.
           const ready: ({ event: ImportedEvent } | { malformed: MalformedRecord })[] = [];
           const live = options.holdTail === true && !releasing ? { settledBefore: from } : undefined;
-          const parser = reading.reading.parser({ event: (event) => ready.push({ event }), malformed: (malformed) => ready.push({ malformed }) }, live);
+          // Made once the first pass (if any) is done: a parser reads what that pass found.
+          let parser: LineParser | undefined;
           const drain = async (): Promise<void> => {
             for (const r of ready) {
               if ('event' in r) await writeEvent(r.event);
@@ -228,22 +227,26 @@ export async function readImport(
             }
             ready.length = 0;
           };
-          const read = await readLinesInChunks(
-            path,
-            (line) => {
+          const second = (): ((line: RawLine) => Promise<void> | undefined) => {
+            const p = reading.reading.parser({ event: (event) => ready.push({ event }), malformed: (malformed) => ready.push({ malformed }) }, live);
+            parser = p;
+            return (line) => {
               recordsRead++;
-              parser.line(line);
+              p.line(line);
               // Nothing held now: whatever the read holds at its end starts after this line, so
               // the events handed out so far end before the point it records (not kept for it).
-              if (out.length > 0 && (parser.heldEvents ?? 0) === 0) out.length = 0;
+              if (out.length > 0 && (p.heldEvents ?? 0) === 0) out.length = 0;
               return ready.length > 0 ? drain() : undefined;
-            },
-            {
-              limitBytes,
-              ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
-              ...(options.onChunk ? { onChunk: (bytes: number, held: number) => options.onChunk?.(path, bytes, held) } : {}),
-            },
-          );
+            };
+          };
+          // Both passes read no further than the size seen now: lines appended meanwhile wait.
+          const chunking = {
+            limitBytes: stat.size,
+            ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
+            ...(options.onChunk ? { onChunk: (bytes: number, held: number) => options.onChunk?.(path, bytes, held) } : {}),
+          };
+          const read = scan ? await readLinesTwice(path, scan, second, chunking) : await readLinesInChunks(path, second(), chunking);
+          if (parser === undefined) throw new Error(`No parser was made for ${path}`);
           parser.end();
           await drain();
           if (parser.held !== undefined) {

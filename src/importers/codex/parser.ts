@@ -267,8 +267,15 @@ function sessionOfName(path: string): Session {
  * True unless the line cannot name a call: a `call_id` member, or a local_shell_call's `id`.
  * JSON can spell a key or a value with `\u` escapes, so a line with one is read too.
  */
-function mayNameCall(text: string): boolean {
-  return text.includes('call_id') || text.includes('local_shell_call') || text.includes('web_search_call') || text.includes('\\u');
+function mayNameCall(line: RawLine): boolean {
+  // Looked for in the line's bytes when it has them (the same ASCII words): its text is then
+  // made only for the lines that may name a call.
+  const b = line.bytes;
+  if (b === undefined) {
+    const text = line.text;
+    return text.includes('call_id') || text.includes('local_shell_call') || text.includes('web_search_call') || text.includes('\\u');
+  }
+  return b.includes('call_id') || b.includes('local_shell_call') || b.includes('web_search_call') || b.includes('\\u');
 }
 
 /**
@@ -294,7 +301,7 @@ export class RolloutIndex {
       this.noteKeys(read.value, line.lineNo);
       return;
     }
-    if (!mayNameCall(line.text)) return;
+    if (!mayNameCall(line)) return;
     const obj = parseObject(line.text);
     if (obj !== undefined) this.noteKeys(obj, line.lineNo);
   }

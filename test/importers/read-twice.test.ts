@@ -1,0 +1,135 @@
+// A reading with a first pass (src/importers/stream.ts readLinesTwice): a file small enough is read
+// and split once and both passes go over the same lines; it must hand each pass exactly the lines,
+// texts, bytes and offsets that two chunked reads give (the first up to the file's size, the
+// second up to the end of the lines the first found complete), and say the same completeBytes,
+// bytesRead and line count. Also the lines' text made on demand (src/importers/lines.ts FileLine)
+// against the text and JavaScript's trim for blank lines.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LineSplitter, type RawLine } from '../../src/importers/lines.ts';
+import { READ_ONCE_MAX_BYTES, readLinesInChunks, readLinesTwice, type ChunkedRead } from '../../src/importers/stream.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'toolcanon-read-twice-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Seen {
+  readonly pass: 1 | 2;
+  readonly lineNo: number;
+  readonly text: string;
+  readonly bytes: string | undefined;
+  readonly endOffset: number;
+}
+
+const seen = (pass: 1 | 2, l: RawLine): Seen => ({ pass, lineNo: l.lineNo, text: l.text, bytes: l.bytes?.toString('hex'), endOffset: l.endOffset });
+
+/** What the two passes see and what the read says, by the function under test. */
+async function twice(path: string, limitBytes: number, chunkBytes?: number): Promise<{ lines: Seen[]; read: ChunkedRead }> {
+  const lines: Seen[] = [];
+  let secondMadeAfter = -1;
+  const read = await readLinesTwice(
+    path,
+    (l) => lines.push(seen(1, l)),
+    () => {
+      secondMadeAfter = lines.length;
+      return (l) => {
+        lines.push(seen(2, l));
+        // A second pass that waits sometimes (a batch being written) reads on after it.
+        return l.lineNo % 3 === 0 ? Promise.resolve() : undefined;
+      };
+    },
+    { limitBytes, ...(chunkBytes === undefined ? {} : { chunkBytes }) },
+  );
+  // The second pass's reader is made once every line went through the first.
+  expect(secondMadeAfter).toBe(lines.filter((l) => l.pass === 1).length);
+  return { lines, read };
+}
+
+/** The reference: two chunked reads, as the import ran them before. */
+async function twoChunkedReads(path: string, limitBytes: number, chunkBytes = 5): Promise<{ lines: Seen[]; read: ChunkedRead }> {
+  const lines: Seen[] = [];
+  const first = await readLinesInChunks(path, (l) => void lines.push(seen(1, l)), { limitBytes, chunkBytes });
+  const read = await readLinesInChunks(path, (l) => void lines.push(seen(2, l)), { limitBytes: first.completeBytes, chunkBytes });
+  return { lines, read };
+}
+
+let files = 0;
+function fileOf(content: Buffer): string {
+  const path = join(dir, `f${++files}.jsonl`);
+  writeFileSync(path, content);
+  return path;
+}
+
+/** Lines of the kinds a log holds and the awkward ones: JSON, blank, spaces, Unicode spaces, a BOM, CR, bad UTF-8. */
+const piece = fc.oneof(
+  fc.constantFrom('{"a":1}', '{"type":"response_item","payload":{"call_id":"c1"}}', '[1,2]', '', ' ', '\t', '\r', '\u00a0', '\ufeff{"b":2}', '\ufeff', '\u2028', '  {"c":3}', 'x', '{"d":', '"é"', '{"e":"\u{1f600}"}'),
+  fc.json({ maxDepth: 2 }),
+  fc.string({ unit: 'grapheme', maxLength: 12 }),
+);
+const fileContent = fc
+  .tuple(fc.array(fc.tuple(piece, fc.constantFrom('\n', '\r\n')), { maxLength: 14 }), fc.option(piece, { nil: undefined }), fc.option(fc.uint8Array({ minLength: 1, maxLength: 4 }), { nil: undefined }))
+  .map(([lines, tail, junk]) => {
+    const parts = lines.map(([l, end]) => Buffer.from(l + end, 'utf8'));
+    // Bytes that are not UTF-8 in the middle of a line, and a last line with no newline.
+    if (junk !== undefined) parts.splice(parts.length >>> 1, 0, Buffer.from(junk), Buffer.from('\n'));
+    if (tail !== undefined) parts.push(Buffer.from(tail, 'utf8'));
+    return Buffer.concat(parts);
+  });
+
+describe('readLinesTwice', () => {
+  it('hands both passes what two chunked reads hand them, whatever the file (read once)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fileContent, fc.integer({ min: 0, max: 8 }), async (content, cut) => {
+        const path = fileOf(content);
+        // Also read no further than a size seen before the file grew (limitBytes below its size).
+        for (const limit of [content.length, Math.max(0, content.length - cut)]) {
+          const once = await twice(path, limit);
+          const reference = await twoChunkedReads(path, limit);
+          expect(once.lines).toEqual(reference.lines);
+          expect(once.read).toEqual(reference.read);
+        }
+      }),
+      { seed: 3107, numRuns: 300 },
+    );
+  });
+
+  it('reads in chunks, with the same result, when a chunk size is asked for or the file is large', async () => {
+    const content = Buffer.from('{"a":1}\n\n \n{"b":"x"}\r\n{"c":', 'utf8');
+    const path = fileOf(content);
+    const chunked = await twice(path, content.length, 3);
+    expect(chunked).toEqual(await twoChunkedReads(path, content.length));
+    expect(chunked.read).toEqual({ completeBytes: 22, bytesRead: 22, lines: 2 });
+
+    const line = `{"k":"${'v'.repeat(1000)}"}\n`;
+    const big = Buffer.from(line.repeat(Math.ceil((READ_ONCE_MAX_BYTES + 1) / line.length)) + '{"tail":1}', 'utf8');
+    expect(big.length).toBeGreaterThan(READ_ONCE_MAX_BYTES);
+    const bigPath = fileOf(big);
+    const large = await twice(bigPath, big.length);
+    const reference = await twoChunkedReads(bigPath, big.length, 64 * 1024);
+    expect(large.read).toEqual(reference.read);
+    expect(large.read.completeBytes).toBe(big.length);
+    expect(large.lines.length).toBe(reference.lines.length);
+    expect(large.lines.at(-1)).toEqual(reference.lines.at(-1));
+  }, 60_000);
+});
+
+describe('the text of a line, made on demand', () => {
+  it('is the line decoded, and a line is blank exactly when its text trims to nothing', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string({ unit: 'grapheme', maxLength: 6 }), fc.constantFrom(' ', '\t', '\u00a0', '\ufeff', '\u3000', '\u000b', '\u000c', '~', '!', '\u007f')), { maxLength: 6 }), (pieces) => {
+        const text = pieces.join('').replace(/[\r\n]/g, '');
+        const out: RawLine[] = [];
+        const splitter = new LineSplitter();
+        splitter.push(Buffer.from(`${text}\n`, 'utf8'), (l) => out.push(l));
+        expect(out.length).toBe(text.trim() === '' ? 0 : 1);
+        if (out[0] !== undefined) {
+          expect(out[0].text).toBe(Buffer.from(text, 'utf8').toString('utf8'));
+          expect(out[0].bytes?.toString('utf8')).toBe(out[0].text);
+        }
+      }),
+      { seed: 77, numRuns: 2000 },
+    );
+  });
+});

@@ -96,29 +96,30 @@ export async function readLinesInChunks(path: string, onLine: (line: RawLine) =>
 }
 
 /**
- * A file this size or smaller is read once for both passes of a reading with a first pass (its
- * lines kept between them); a larger one is read twice in chunks, so what is held stays bounded.
+ * A file this size or smaller is read in one go, and once for both passes of a reading with a
+ * first pass (its lines kept between them); a larger one is read in chunks (twice for two
+ * passes), so what is held stays bounded.
  */
 export const READ_ONCE_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
- * The two passes of a reading with a first pass (`scan`, then `onLine`), no further than
- * `limitBytes` (`second` makes the second pass's reader once the first is done): the second pass
- * reads the lines the first one found complete. A file of up to
- * READ_ONCE_MAX_BYTES (with no chunk size or chunk callback asked for) is read and split once, and
- * both passes go over the same lines: each line's text is made once, when a pass first reads it.
- * Gives what the second pass read, as readLinesInChunks would have.
+ * The passes of a reading over a file's complete lines, no further than `limitBytes`: the first
+ * pass (`scan`, when the reading has one), then the one `second` makes once the first is done,
+ * over the lines the first found complete. A file of up to READ_ONCE_MAX_BYTES (with no chunk
+ * size or chunk callback asked for) is read and split once, and both passes go over the same
+ * lines: each line's text is made once, when a pass first reads it. Gives what the last pass
+ * read, as readLinesInChunks would have.
  */
 export async function readLinesTwice(
   path: string,
-  scan: (line: RawLine) => void,
+  scan: ((line: RawLine) => void) | undefined,
   second: () => (line: RawLine) => void | Promise<void>,
   options: ChunkedReadOptions & { readonly limitBytes: number },
 ): Promise<ChunkedRead> {
   if (options.limitBytes > READ_ONCE_MAX_BYTES || options.chunkBytes !== undefined || options.onChunk !== undefined) {
-    const { chunkBytes, onChunk, limitBytes } = options;
-    const first = await readLinesInChunks(path, scan, { limitBytes, ...(chunkBytes === undefined ? {} : { chunkBytes }) });
-    return readLinesInChunks(path, second(), { ...(chunkBytes === undefined ? {} : { chunkBytes }), ...(onChunk === undefined ? {} : { onChunk }), limitBytes: first.completeBytes });
+    const { chunkBytes, onChunk } = options;
+    const limitBytes = scan === undefined ? options.limitBytes : (await readLinesInChunks(path, scan, { limitBytes: options.limitBytes, ...(chunkBytes === undefined ? {} : { chunkBytes }) })).completeBytes;
+    return readLinesInChunks(path, second(), { ...(chunkBytes === undefined ? {} : { chunkBytes }), ...(onChunk === undefined ? {} : { onChunk }), limitBytes });
   }
   // Read synchronously: a small file is read from the page cache in well under a millisecond,
   // while an asynchronous open, read and close each wait for a thread of libuv's pool, which the
@@ -144,7 +145,7 @@ export async function readLinesTwice(
   };
   splitter.push(data, add);
   splitter.end(add);
-  for (const line of lines) scan(line);
+  if (scan !== undefined) for (const line of lines) scan(line);
   const onLine = second();
   for (let i = 0; i < lines.length; i++) {
     const r = onLine(lines[i] as RawLine);
@@ -152,8 +153,9 @@ export async function readLinesTwice(
     (lines as (RawLine | undefined)[])[i] = undefined;
     if (r !== undefined) await r;
   }
-  // The second pass of two would have read up to the end of the last complete line.
-  return { completeBytes: splitter.completeBytes, bytesRead: splitter.completeBytes, lines: lines.length };
+  // The second pass of two would have read up to the end of the last complete line; one pass
+  // alone, the bytes there are.
+  return { completeBytes: splitter.completeBytes, bytesRead: scan === undefined ? data.length : splitter.completeBytes, lines: lines.length };
 }
 
 // ------------------------------------------------------------------------- held state

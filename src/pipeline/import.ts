@@ -13,7 +13,7 @@ import { drive, type RecordSource, type RecordTake } from '../source/record.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
 import type { TypedEvent } from '../decode/typed.ts';
 import type { ImportFileState, ImportStates, Sink } from '../model/sink.ts';
-import { readLinesInChunks, readLinesTwice } from '../importers/stream.ts';
+import { readLinesTwice } from '../importers/stream.ts';
 import type { ImportedEvent, Importer, LineParser, MalformedRecord, ParsedFile } from '../importers/types.ts';
 import type { RawLine } from '../importers/lines.ts';
 
@@ -245,7 +245,7 @@ export async function readImport(
             ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
             ...(options.onChunk ? { onChunk: (bytes: number, held: number) => options.onChunk?.(path, bytes, held) } : {}),
           };
-          const read = scan ? await readLinesTwice(path, scan, second, chunking) : await readLinesInChunks(path, second(), chunking);
+          const read = await readLinesTwice(path, scan, second, chunking);
           if (parser === undefined) throw new Error(`No parser was made for ${path}`);
           parser.end();
           await drain();

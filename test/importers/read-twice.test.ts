@@ -1,5 +1,5 @@
 // A reading with a first pass (src/importers/stream.ts readLinesTwice): a file small enough is read
-// and split once and both passes go over the same lines; it must hand each pass exactly the lines,
+// and split once and both passes go over the same lines (with no first pass, the one pass); it must hand each pass exactly the lines,
 // texts, bytes and offsets that two chunked reads give (the first up to the file's size, the
 // second up to the end of the lines the first found complete), and say the same completeBytes,
 // bytesRead and line count. Also the lines' text made on demand (src/importers/lines.ts FileLine)
@@ -92,6 +92,23 @@ describe('readLinesTwice', () => {
         }
       }),
       { seed: 3107, numRuns: 300 },
+    );
+  });
+
+  it('with no first pass, hands the one pass what one chunked read hands it', async () => {
+    await fc.assert(
+      fc.asyncProperty(fileContent, fc.integer({ min: 0, max: 8 }), async (content, cut) => {
+        const path = fileOf(content);
+        for (const limit of [content.length, Math.max(0, content.length - cut)]) {
+          const once: Seen[] = [];
+          const read = await readLinesTwice(path, undefined, () => (l) => void once.push(seen(2, l)), { limitBytes: limit });
+          const reference: Seen[] = [];
+          const referenceRead = await readLinesInChunks(path, (l) => void reference.push(seen(2, l)), { limitBytes: limit, chunkBytes: 5 });
+          expect(once).toEqual(reference);
+          expect(read).toEqual(referenceRead);
+        }
+      }),
+      { seed: 3108, numRuns: 200 },
     );
   });
 

@@ -5,7 +5,7 @@
 // format is streamed: read in chunks, each event handed to the batch writer as the parser
 // completes it, so memory is bounded by the parser's pending state and one batch, not by the
 // file. A whole-document format is read whole, up to its size limit.
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { nowClickHouseTime, DEFAULT_LIMITS, UNKNOWN_MACHINE, type DecodeLimits, type Machine } from '../decode/event.ts';
 import { BatchWriter, emptyCounts, writerTarget, type BatchLimits, type FileTarget, type PipelineCounts } from './batch-writer.ts';
@@ -13,7 +13,7 @@ import { drive, type RecordSource, type RecordTake } from '../source/record.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
 import type { TypedEvent } from '../decode/typed.ts';
 import type { ImportFileState, ImportStates, Sink } from '../model/sink.ts';
-import { readLinesTwice } from '../importers/stream.ts';
+import { READ_ONCE_MAX_BYTES, readLinesTwice } from '../importers/stream.ts';
 import type { ImportedEvent, Importer, LineParser, MalformedRecord, ParsedFile } from '../importers/types.ts';
 import type { RawLine } from '../importers/lines.ts';
 
@@ -263,7 +263,7 @@ export async function readImport(
           let parsed: ParsedFile;
           if (maxBytes !== undefined && stat.size > maxBytes) parsed = await refusedDocument(path, stat.size, maxBytes);
           else {
-            const data = await readWhole(path);
+            const data = await readWhole(path, stat.size);
             bytesParsed += data.length;
             parsed = importer.parseFile(path, data);
           }
@@ -292,7 +292,12 @@ export async function readImport(
   return result;
 }
 
-async function readWhole(path: string): Promise<Buffer> {
+/**
+ * A document's bytes: a small one read synchronously (as a line format's small file is, see
+ * stream.ts readLinesTwice: asynchronous reads wait for libuv's pool, which the engine holds).
+ */
+async function readWhole(path: string, size: number): Promise<Buffer> {
+  if (size <= READ_ONCE_MAX_BYTES) return readFileSync(path);
   const handle = await open(path, 'r');
   try {
     return await handle.readFile();

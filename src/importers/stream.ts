@@ -3,7 +3,7 @@
 // through the same LineSplitter and the same parser, so they give the same events.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { LineSplitter, type RawLine } from './lines.ts';
+import { LineSplitter, splitCompleteLines, type RawLine } from './lines.ts';
 import type { ImportedEvent, LineReading, MalformedRecord, ParsedFile } from './types.ts';
 
 /** Bytes read from disk at a time. */
@@ -138,13 +138,7 @@ export async function readLinesTwice(
   } finally {
     closeSync(fd);
   }
-  const lines: RawLine[] = [];
-  const splitter = new LineSplitter();
-  const add = (line: RawLine): void => {
-    lines.push(line);
-  };
-  splitter.push(data, add);
-  splitter.end(add);
+  const { lines, completeBytes } = splitCompleteLines(data);
   if (scan !== undefined) for (const line of lines) scan(line);
   const onLine = second();
   for (let i = 0; i < lines.length; i++) {
@@ -155,7 +149,7 @@ export async function readLinesTwice(
   }
   // The second pass of two would have read up to the end of the last complete line; one pass
   // alone, the bytes there are.
-  return { completeBytes: splitter.completeBytes, bytesRead: scan === undefined ? data.length : splitter.completeBytes, lines: lines.length };
+  return { completeBytes, bytesRead: scan === undefined ? data.length : completeBytes, lines: lines.length };
 }
 
 // ------------------------------------------------------------------------- held state

@@ -102,11 +102,21 @@ export async function readLinesInChunks(path: string, onLine: (line: RawLine) =>
  */
 export const READ_ONCE_MAX_BYTES = 8 * 1024 * 1024;
 
+/** Lines of a file read once, at most (see readLinesTwice); a file with more is read in chunks. */
+export const READ_ONCE_MAX_LINES = 32 * 1024;
+
+/** Whether `data` holds more than `max` newlines (counted no further than that). */
+function newlinesOver(data: Buffer, max: number): boolean {
+  let n = 0;
+  for (let at = data.indexOf(0x0a); at >= 0; at = data.indexOf(0x0a, at + 1)) if (++n > max) return true;
+  return false;
+}
+
 /**
  * The passes of a reading over a file's complete lines, no further than `limitBytes`: the first
  * pass (`scan`, when the reading has one), then the one `second` makes once the first is done,
- * over the lines the first found complete. A file of up to READ_ONCE_MAX_BYTES (with no chunk
- * size or chunk callback asked for) is read and split once, and both passes go over the same
+ * over the lines the first found complete. A file of up to READ_ONCE_MAX_BYTES and
+ * READ_ONCE_MAX_LINES (with no chunk size or chunk callback asked for) is read and split once, and both passes go over the same
  * lines: each line's text is made once, when a pass first reads it. Gives what the last pass
  * read, as readLinesInChunks would have.
  */
@@ -116,28 +126,35 @@ export async function readLinesTwice(
   second: () => (line: RawLine) => void | Promise<void>,
   options: ChunkedReadOptions & { readonly limitBytes: number },
 ): Promise<ChunkedRead> {
-  if (options.limitBytes > READ_ONCE_MAX_BYTES || options.chunkBytes !== undefined || options.onChunk !== undefined) {
+  const chunked = async (): Promise<ChunkedRead> => {
     const { chunkBytes, onChunk } = options;
     const limitBytes = scan === undefined ? options.limitBytes : (await readLinesInChunks(path, scan, { limitBytes: options.limitBytes, ...(chunkBytes === undefined ? {} : { chunkBytes }) })).completeBytes;
     return readLinesInChunks(path, second(), { ...(chunkBytes === undefined ? {} : { chunkBytes }), ...(onChunk === undefined ? {} : { onChunk }), limitBytes });
-  }
+  };
+  if (options.limitBytes > READ_ONCE_MAX_BYTES || options.chunkBytes !== undefined || options.onChunk !== undefined) return chunked();
   // Read synchronously: a small file is read from the page cache in well under a millisecond,
   // while an asynchronous open, read and close each wait for a thread of libuv's pool, which the
-  // embedded engine's queries hold for as long as they run.
-  const fd = openSync(path, 'r');
-  let data: Buffer;
-  try {
-    const buffer = Buffer.allocUnsafe(options.limitBytes);
-    let at = 0;
-    while (at < buffer.length) {
-      const n = readSync(fd, buffer, at, buffer.length - at, at);
-      if (n === 0) break;
-      at += n;
+  // embedded engine's queries hold for as long as they run. Nothing to read: not opened (a
+  // named pipe would block the process until something writes to it).
+  let data = Buffer.alloc(0);
+  if (options.limitBytes > 0) {
+    const fd = openSync(path, 'r');
+    try {
+      const buffer = Buffer.allocUnsafe(options.limitBytes);
+      let at = 0;
+      while (at < buffer.length) {
+        const n = readSync(fd, buffer, at, buffer.length - at, at);
+        if (n === 0) break;
+        at += n;
+      }
+      data = buffer.subarray(0, at);
+    } finally {
+      closeSync(fd);
     }
-    data = buffer.subarray(0, at);
-  } finally {
-    closeSync(fd);
   }
+  // Each line held costs an object and a view of the bytes (~150 bytes): a file of many short
+  // lines is read in chunks instead, so what is held stays near the file's size.
+  if (newlinesOver(data, READ_ONCE_MAX_LINES)) return chunked();
   const { lines, completeBytes } = splitCompleteLines(data);
   if (scan !== undefined) for (const line of lines) scan(line);
   const onLine = second();

@@ -8,7 +8,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { nowClickHouseTime, DEFAULT_LIMITS, UNKNOWN_MACHINE, type DecodeLimits, type Machine } from '../decode/event.ts';
-import { BatchWriter, emptyCounts, writerTarget, type BatchLimits, type FileTarget, type PipelineCounts } from './batch-writer.ts';
+import { BatchWriter, emptyCounts, writerTarget, yieldToLoop, type BatchLimits, type FileTarget, type PipelineCounts } from './batch-writer.ts';
 import { drive, type RecordSource, type RecordTake } from '../source/record.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
 import type { TypedEvent } from '../decode/typed.ts';
@@ -113,6 +113,9 @@ const REFUSED_DOCUMENT_PREFIX_BYTES = 4096;
  * many sessions make more, smaller batches cost it 10-20 % (each batch reads the derivations'
  * state once).
  */
+/** The longest an import reads files without letting the event loop run (see readImport). */
+const LOOP_TURN_MS = 50;
+
 export const IMPORT_BATCH: BatchLimits = { batchMaxRows: 20_000, batchMaxBytes: 8 * 1024 * 1024 };
 
 /** The import state kept in the database itself (import_files), per machine. */
@@ -172,6 +175,7 @@ export async function readImport(
   });
   const bytesTotal = stats.reduce((n, s) => n + s.stat.size, 0);
   let bytesDone = 0;
+  let lastTurn = performance.now();
 
   // The files' new events and malformed records in file order: the source the drive loop reads.
   const source: RecordSource<TypedEvent, string> = {
@@ -280,6 +284,12 @@ export async function readImport(
         done.set(path, { sizeBytes: stat.size, mtimeMs: stat.mtimeMs, completeBytes: recorded });
         if (options.holdTail === true) handedOut.set(path, new Set(out.filter((e) => e.endOffset > recorded).map((e) => e.line)));
         options.onProgress?.(index + 1, stats.length, bytesDone, bytesTotal);
+        // Small files are read synchronously: the event loop gets a turn at least every LOOP_TURN_MS
+        // (a signal's handler, the engine's answers), even when no batch comes due for long.
+        if (performance.now() - lastTurn >= LOOP_TURN_MS) {
+          await yieldToLoop();
+          lastTurn = performance.now();
+        }
       }
     },
   };
@@ -297,7 +307,8 @@ export async function readImport(
  * stream.ts readLinesTwice: asynchronous reads wait for libuv's pool, which the engine holds).
  */
 async function readWhole(path: string, size: number): Promise<Buffer> {
-  if (size <= READ_ONCE_MAX_BYTES) return readFileSync(path);
+  // (Of size 0 the usual way: a named pipe must not block the process.)
+  if (size > 0 && size <= READ_ONCE_MAX_BYTES) return readFileSync(path);
   const handle = await open(path, 'r');
   try {
     return await handle.readFile();

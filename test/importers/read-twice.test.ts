@@ -4,13 +4,14 @@
 // second up to the end of the lines the first found complete), and say the same completeBytes,
 // bytesRead and line count. Also the lines' text made on demand (src/importers/lines.ts FileLine)
 // against the text and JavaScript's trim for blank lines.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LineSplitter, type RawLine } from '../../src/importers/lines.ts';
-import { READ_ONCE_MAX_BYTES, readLinesInChunks, readLinesTwice, type ChunkedRead } from '../../src/importers/stream.ts';
+import { READ_ONCE_MAX_BYTES, READ_ONCE_MAX_LINES, readLinesInChunks, readLinesTwice, type ChunkedRead } from '../../src/importers/stream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'toolcanon-read-twice-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -83,8 +84,9 @@ describe('readLinesTwice', () => {
     await fc.assert(
       fc.asyncProperty(fileContent, fc.integer({ min: 0, max: 8 }), async (content, cut) => {
         const path = fileOf(content);
-        // Also read no further than a size seen before the file grew (limitBytes below its size).
-        for (const limit of [content.length, Math.max(0, content.length - cut)]) {
+        // Also read no further than a size seen before the file grew (limitBytes below its size), and
+        // a file that shrank after its size was seen (limitBytes above it).
+        for (const limit of [content.length, Math.max(0, content.length - cut), content.length + cut]) {
           const once = await twice(path, limit);
           const reference = await twoChunkedReads(path, limit);
           expect(once.lines).toEqual(reference.lines);
@@ -99,7 +101,7 @@ describe('readLinesTwice', () => {
     await fc.assert(
       fc.asyncProperty(fileContent, fc.integer({ min: 0, max: 8 }), async (content, cut) => {
         const path = fileOf(content);
-        for (const limit of [content.length, Math.max(0, content.length - cut)]) {
+        for (const limit of [content.length, Math.max(0, content.length - cut), content.length + cut]) {
           const once: Seen[] = [];
           const read = await readLinesTwice(path, undefined, () => (l) => void once.push(seen(2, l)), { limitBytes: limit });
           const reference: Seen[] = [];
@@ -132,6 +134,29 @@ describe('readLinesTwice', () => {
   }, 60_000);
 });
 
+describe('readLinesTwice, what it holds and what it opens', () => {
+  it('reads a file of more than READ_ONCE_MAX_LINES lines in chunks, with the same result', async () => {
+    const content = Buffer.from('{}\n'.repeat(READ_ONCE_MAX_LINES + 5) + '{"a":1}', 'utf8');
+    const path = fileOf(content);
+    const read = await twice(path, content.length);
+    const reference = await twoChunkedReads(path, content.length, 64 * 1024);
+    expect(read).toEqual(reference);
+    expect(read.read.lines).toBe(READ_ONCE_MAX_LINES + 6);
+  }, 60_000);
+
+  it('opens nothing when there is nothing to read (a named pipe would block the process)', async () => {
+    const fifo = join(dir, 'pipe.jsonl');
+    execFileSync('mkfifo', [fifo]);
+    let made = 0;
+    const read = await readLinesTwice(fifo, () => {}, () => {
+      made++;
+      return () => undefined;
+    }, { limitBytes: 0 });
+    expect(read).toEqual({ completeBytes: 0, bytesRead: 0, lines: 0 });
+    expect(made).toBe(1);
+  });
+});
+
 describe('the text of a line, made on demand', () => {
   it('is the line decoded, and a line is blank exactly when its text trims to nothing', () => {
     fc.assert(
@@ -147,6 +172,19 @@ describe('the text of a line, made on demand', () => {
         }
       }),
       { seed: 77, numRuns: 2000 },
+    );
+  });
+
+  it('skips a line of any bytes exactly when its decoded text trims to nothing (invalid UTF-8 included)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 8 }).map((b) => Buffer.from(b.filter((x) => x !== 0x0a && x !== 0x0d))), (bytes) => {
+        const out: RawLine[] = [];
+        const splitter = new LineSplitter();
+        splitter.push(Buffer.concat([bytes, Buffer.from('\n')]), (l) => out.push(l));
+        expect(out.length).toBe(bytes.toString('utf8').trim() === '' ? 0 : 1);
+        if (out[0] !== undefined) expect(out[0].text).toBe(bytes.toString('utf8'));
+      }),
+      { seed: 78, numRuns: 5000 },
     );
   });
 });

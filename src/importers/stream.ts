@@ -1,6 +1,7 @@
-// Reading a line-format file through its LineReading: in chunks from disk (the runner), or from a
-// buffer already in memory (parseFile, for tests and callers that hold the bytes). Both go
-// through the same LineSplitter and the same parser, so they give the same events.
+// Reading a line-format file through its LineReading: from disk (the runner, readLinePasses: a
+// small file in one read, a large one in chunks), or from a buffer already in memory (parseFile,
+// for tests and callers that hold the bytes). All go through the same LineSplitter and the same
+// parser, so they give the same events.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { LineSplitter, splitCompleteLines, type RawLine } from './lines.ts';
@@ -102,7 +103,7 @@ export async function readLinesInChunks(path: string, onLine: (line: RawLine) =>
  */
 export const READ_ONCE_MAX_BYTES = 8 * 1024 * 1024;
 
-/** Lines of a file read once, at most (see readLinesTwice); a file with more is read in chunks. */
+/** Lines of a file read once, at most (see readLinePasses); a file with more is read in chunks. */
 export const READ_ONCE_MAX_LINES = 32 * 1024;
 
 /** Whether `data` holds more than `max` newlines (counted no further than that). */
@@ -116,11 +117,12 @@ function newlinesOver(data: Buffer, max: number): boolean {
  * The passes of a reading over a file's complete lines, no further than `limitBytes`: the first
  * pass (`scan`, when the reading has one), then the one `second` makes once the first is done,
  * over the lines the first found complete. A file of up to READ_ONCE_MAX_BYTES and
- * READ_ONCE_MAX_LINES (with no chunk size or chunk callback asked for) is read and split once, and both passes go over the same
- * lines: each line's text is made once, when a pass first reads it. Gives what the last pass
+ * READ_ONCE_MAX_LINES (with no chunk size or chunk callback asked for) is read and split once,
+ * and both passes go over the same lines: each line's text is made once, when a pass first reads
+ * it. Gives what the last pass
  * read, as readLinesInChunks would have.
  */
-export async function readLinesTwice(
+export async function readLinePasses(
   path: string,
   scan: ((line: RawLine) => void) | undefined,
   second: () => (line: RawLine) => void | Promise<void>,

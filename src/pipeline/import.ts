@@ -13,7 +13,7 @@ import { drive, type RecordSource, type RecordTake } from '../source/record.ts';
 import type { AccountingConfig } from '../accounting/session.ts';
 import type { TypedEvent } from '../decode/typed.ts';
 import type { ImportFileState, ImportStates, Sink } from '../model/sink.ts';
-import { READ_ONCE_MAX_BYTES, readLinesTwice } from '../importers/stream.ts';
+import { READ_ONCE_MAX_BYTES, readLinePasses } from '../importers/stream.ts';
 import type { ImportedEvent, Importer, LineParser, MalformedRecord, ParsedFile } from '../importers/types.ts';
 import type { RawLine } from '../importers/lines.ts';
 
@@ -104,6 +104,9 @@ export interface ImportOptions {
 /** Bytes of a refused document kept in its dead letter: enough to recognise the file. */
 const REFUSED_DOCUMENT_PREFIX_BYTES = 4096;
 
+/** The longest an import reads files without letting the event loop run (see readImport). */
+const LOOP_TURN_MS = 50;
+
 /**
  * An import's batches: at most 8 MiB of events (the pipeline's default is 32 MiB). A harness log's
  * events are large (a Codex rollout's ~3 KB each), so the byte bound is the one reached; each
@@ -113,9 +116,6 @@ const REFUSED_DOCUMENT_PREFIX_BYTES = 4096;
  * many sessions make more, smaller batches cost it 10-20 % (each batch reads the derivations'
  * state once).
  */
-/** The longest an import reads files without letting the event loop run (see readImport). */
-const LOOP_TURN_MS = 50;
-
 export const IMPORT_BATCH: BatchLimits = { batchMaxRows: 20_000, batchMaxBytes: 8 * 1024 * 1024 };
 
 /** The import state kept in the database itself (import_files), per machine. */
@@ -249,7 +249,7 @@ export async function readImport(
             ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
             ...(options.onChunk ? { onChunk: (bytes: number, held: number) => options.onChunk?.(path, bytes, held) } : {}),
           };
-          const read = await readLinesTwice(path, scan, second, chunking);
+          const read = await readLinePasses(path, scan, second, chunking);
           if (parser === undefined) throw new Error(`No parser was made for ${path}`);
           parser.end();
           await drain();
@@ -304,7 +304,7 @@ export async function readImport(
 
 /**
  * A document's bytes: a small one read synchronously (as a line format's small file is, see
- * stream.ts readLinesTwice: asynchronous reads wait for libuv's pool, which the engine holds).
+ * stream.ts readLinePasses: asynchronous reads wait for libuv's pool, which the engine holds).
  */
 async function readWhole(path: string, size: number): Promise<Buffer> {
   // (Of size 0 the usual way: a named pipe must not block the process.)

@@ -1,4 +1,4 @@
-// A reading with a first pass (src/importers/stream.ts readLinesTwice): a file small enough is read
+// A reading with a first pass (src/importers/stream.ts readLinePasses): a file small enough is read
 // and split once and both passes go over the same lines (with no first pass, the one pass); it must hand each pass exactly the lines,
 // texts, bytes and offsets that two chunked reads give (the first up to the file's size, the
 // second up to the end of the lines the first found complete), and say the same completeBytes,
@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LineSplitter, type RawLine } from '../../src/importers/lines.ts';
-import { READ_ONCE_MAX_BYTES, READ_ONCE_MAX_LINES, readLinesInChunks, readLinesTwice, type ChunkedRead } from '../../src/importers/stream.ts';
+import { READ_ONCE_MAX_BYTES, READ_ONCE_MAX_LINES, readLinesInChunks, readLinePasses, type ChunkedRead } from '../../src/importers/stream.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'toolcanon-read-twice-'));
+const dir = mkdtempSync(join(tmpdir(), 'toolcanon-line-passes-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Seen {
@@ -30,7 +30,7 @@ const seen = (pass: 1 | 2, l: RawLine): Seen => ({ pass, lineNo: l.lineNo, text:
 async function twice(path: string, limitBytes: number, chunkBytes?: number): Promise<{ lines: Seen[]; read: ChunkedRead }> {
   const lines: Seen[] = [];
   let secondMadeAfter = -1;
-  const read = await readLinesTwice(
+  const read = await readLinePasses(
     path,
     (l) => lines.push(seen(1, l)),
     () => {
@@ -79,7 +79,7 @@ const fileContent = fc
     return Buffer.concat(parts);
   });
 
-describe('readLinesTwice', () => {
+describe('readLinePasses', () => {
   it('hands both passes what two chunked reads hand them, whatever the file (read once)', async () => {
     await fc.assert(
       fc.asyncProperty(fileContent, fc.integer({ min: 0, max: 8 }), async (content, cut) => {
@@ -103,7 +103,7 @@ describe('readLinesTwice', () => {
         const path = fileOf(content);
         for (const limit of [content.length, Math.max(0, content.length - cut), content.length + cut]) {
           const once: Seen[] = [];
-          const read = await readLinesTwice(path, undefined, () => (l) => void once.push(seen(2, l)), { limitBytes: limit });
+          const read = await readLinePasses(path, undefined, () => (l) => void once.push(seen(2, l)), { limitBytes: limit });
           const reference: Seen[] = [];
           const referenceRead = await readLinesInChunks(path, (l) => void reference.push(seen(2, l)), { limitBytes: limit, chunkBytes: 5 });
           expect(once).toEqual(reference);
@@ -134,7 +134,7 @@ describe('readLinesTwice', () => {
   }, 60_000);
 });
 
-describe('readLinesTwice, what it holds and what it opens', () => {
+describe('readLinePasses, what it holds and what it opens', () => {
   it('reads a file of more than READ_ONCE_MAX_LINES lines in chunks, with the same result', async () => {
     const content = Buffer.from('{}\n'.repeat(READ_ONCE_MAX_LINES + 5) + '{"a":1}', 'utf8');
     const path = fileOf(content);
@@ -148,7 +148,7 @@ describe('readLinesTwice, what it holds and what it opens', () => {
     const fifo = join(dir, 'pipe.jsonl');
     execFileSync('mkfifo', [fifo]);
     let made = 0;
-    const read = await readLinesTwice(fifo, () => {}, () => {
+    const read = await readLinePasses(fifo, () => {}, () => {
       made++;
       return () => undefined;
     }, { limitBytes: 0 });

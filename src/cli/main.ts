@@ -1,5 +1,7 @@
 // The toolcanon command line: replay, validate, report, query, catalogue.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { redactionFromEnv } from '../redact/env.ts';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { DecodeLimits, Machine } from '../decode/event.ts';
@@ -8,6 +10,7 @@ import { emptyCounts, type PipelineCounts } from '../pipeline/counts.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { describeTarget, resolveSinkTarget } from '../sink/target.ts';
 import { holdsDatabase } from '../sink/datadir.ts';
+import { dropReportCache, readReportCache, reportCacheEnabled, writeReportCache, type ReportCacheKey } from '../report/cache.ts';
 import { InputError, leaveTornLastLines, listInputFiles, openInput, readLines, tornLinesLine } from '../source/file.ts';
 import { accountingConfig } from './accounting-flags.ts';
 import { checkClickHouseUrl, clusterName, retentionDays } from './sink-flags.ts';
@@ -171,6 +174,9 @@ ${SINK_FLAGS}
                              Every report honours these four, except dead-letters: --host only (a
                              dead letter has no event time or harness); a flag a report does not
                              take exits 2. The database must exist (run replay or import first).
+                             Asked again on an embedded database whose tables have not changed, a
+                             report reuses the rows it kept (said on stderr; TOOLCANON_REPORT_CACHE=0
+                             never does).
 
 Example:
   toolcanon report tools --by namespace --format csv
@@ -433,6 +439,63 @@ async function withExistingSink<T>(values: SinkValues, io: Io, run: (sink: Click
   );
 }
 
+/**
+ * A report's rows (src/report/cache.ts): from the rows kept for the same report when the data
+ * directory this process would open itself (not served, not in use) has the same tables as
+ * then, else computed by `compute` and kept. TOOLCANON_REPORT_CACHE=0: always computed.
+ */
+async function reusedRows<T>(values: SinkValues, io: Io, what: Omit<ReportCacheKey, 'code' | 'prices'> & { prices: string | undefined }, compute: () => Promise<T>): Promise<T> {
+  const dir = reportCacheEnabled() ? ownDataDir(values) : undefined;
+  // A directory served by another process is read through it (ownDataDir: undefined). One that
+  // another process merely holds is answered from kept rows as well: its stamp changes with every
+  // part that process writes, so rows kept are reused only while its tables are as they were.
+  if (dir === undefined || holdsDatabase(dir) !== true) return compute();
+  const code = codeIdentity();
+  if (code === undefined) return compute();
+  let prices: string | undefined;
+  if (what.prices !== undefined) {
+    try {
+      prices = readFileSync(what.prices, 'utf8');
+    } catch {
+      return compute(); // the price table's own error, from the usual way
+    }
+  }
+  const key: ReportCacheKey = { ...what, prices, code };
+  const kept = readReportCache(dir, key);
+  if (kept !== undefined) {
+    io.err(`${existingDatabase(values)} (unchanged since this report last ran: its rows reused)`);
+    return kept as T;
+  }
+  const rows = await compute();
+  writeReportCache(dir, key, rows);
+  return rows;
+}
+
+/**
+ * The code a kept report was computed by: dist/'s build stamp when this runs compiled, else
+ * the newest source file's time (a checkout run through tsx); undefined when neither is found.
+ */
+function codeIdentity(): string | undefined {
+  const here = fileURLToPath(import.meta.url);
+  const built = /[\\/]dist[\\/]cli[\\/]main\.js$/.test(here);
+  try {
+    if (built) return `dist:${readFileSync(join(dirname(here), '..', '.build-stamp'), 'utf8')}`;
+    return `src:${newestMtimeMs(join(dirname(here), '..'))}`;
+  } catch {
+    return undefined;
+  }
+}
+
+function newestMtimeMs(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    const mtime = entry.isDirectory() ? newestMtimeMs(path) : statSync(path).mtimeMs;
+    if (mtime > newest) newest = mtime;
+  }
+  return newest;
+}
+
 /** `createDatabase` false: a server database that does not exist is an error, not created (a command that only reads). */
 async function withSink<T>(values: SinkValues, run: (sink: ClickHouseSink) => Promise<T>, createDatabase = true): Promise<T> {
   // A directory another process owns (serve, watch) is read and written through it.
@@ -656,7 +719,16 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       if (extra.length) throw new UsageError(`report ${report.name} takes no argument, got ${JSON.stringify(extra[0])}`);
       checkGrouping(report, values.by);
       const scope = reportScope(report, values);
-      await report.run({ by: values.by, format, flags: values, scope, io, withSink: (run) => withExistingSink(values, io, run) });
+      const withReportSink = <T>(run: (sink: ClickHouseSink) => Promise<T>): Promise<T> => withExistingSink(values, io, run);
+      await report.run({
+        by: values.by,
+        format,
+        flags: values,
+        scope,
+        io,
+        withSink: withReportSink,
+        rows: (run) => reusedRows(values, io, { report: report.name, by: values.by, scope: { ...scope }, prices: values.prices }, () => withReportSink(run)),
+      });
       return 0;
     }
     case 'query': {
@@ -665,7 +737,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       if (sql.trim() === '') throw new UsageError('query was given an empty SQL statement: give one, e.g. toolcanon query "SELECT count() FROM tool_calls"');
       // SQL toolcanon did not write may change import_files: the copies of the import state go first.
       const queried = ownDataDir(values);
-      if (queried !== undefined && holdsDatabase(queried) === true) dropImportMirrors(queried);
+      if (queried !== undefined && holdsDatabase(queried) === true) {
+        dropImportMirrors(queried);
+        dropReportCache(queried);
+      }
       const rows = await withExistingSink(values, io, async (sink) => {
         try {
           // final = 1: FINAL on every table read, so plain SQL counts each event once.

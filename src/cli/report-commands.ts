@@ -69,6 +69,12 @@ export interface ReportRun {
   readonly io: Io;
   /** Opens the sink (embedded or server, from the command line's flags) for the report's queries. */
   withSink<T>(run: (sink: ClickHouseSink) => Promise<T>): Promise<T>;
+  /**
+   * The report's rows: withSink, with rows that depend only on the tables, the run's grouping,
+   * scope and price table (src/report/cache.ts). An embedded directory whose tables have not
+   * changed since the same report answers from the rows it kept, without starting the engine.
+   */
+  rows<T>(run: (sink: ClickHouseSink) => Promise<T>): Promise<T>;
 }
 
 export interface ReportDeclaration {
@@ -92,7 +98,7 @@ function sqlReport(name: string, sql: string, help: readonly string[], more: Pic
     name,
     help,
     ...more,
-    run: async (r) => r.io.out(renderRows(await r.withSink((sink) => sink.queryDisplayRows(scoped(sql, r))), r.format)),
+    run: async (r) => r.io.out(renderRows(await r.rows((sink) => sink.queryDisplayRows(scoped(sql, r))), r.format)),
   };
 }
 
@@ -103,7 +109,7 @@ export const REPORTS: readonly ReportDeclaration[] = [
     help: ['Calls per namespace / kind / tool, errors, read-only share,', 'calls through use_tool, flagged and redacted rows, bytes'],
     run: async (r) => {
       const by = (r.by ?? 'tool') as ToolReportGrouping;
-      r.io.out(renderRows(await r.withSink((sink) => sink.queryDisplayRows(scoped(toolsReportSql(by), r))), r.format));
+      r.io.out(renderRows(await r.rows((sink) => sink.queryDisplayRows(scoped(toolsReportSql(by), r))), r.format));
     },
   },
   {
@@ -121,7 +127,7 @@ export const REPORTS: readonly ReportDeclaration[] = [
       const { PriceTable } = await import('../cost/prices.ts');
       const { usageReportRows } = await import('../report/usage.ts');
       const prices = PriceTable.withOverrides(r.flags.prices);
-      const rows = await r.withSink((sink) => usageReportRows(sink, (r.by ?? 'harness_model_day') as Parameters<typeof usageReportRows>[1], prices, r.scope));
+      const rows = await r.rows((sink) => usageReportRows(sink, (r.by ?? 'harness_model_day') as Parameters<typeof usageReportRows>[1], prices, r.scope));
       r.io.out(renderRows(rows, r.format));
     },
   },
@@ -141,7 +147,7 @@ export const REPORTS: readonly ReportDeclaration[] = [
       const { PriceTable } = await import('../cost/prices.ts');
       const { withDefinitionCost } = await import('../report/definitions.ts');
       const prices = PriceTable.withOverrides(r.flags.prices);
-      const rows = await r.withSink(async (sink) => withDefinitionCost(sink, await sink.queryDisplayRows(scoped(MCP_REPORT_SQL, r)), 'server', prices, r.scope));
+      const rows = await r.rows(async (sink) => withDefinitionCost(sink, await sink.queryDisplayRows(scoped(MCP_REPORT_SQL, r)), 'server', prices, r.scope));
       r.io.out(renderRows(rows, r.format));
     },
   },

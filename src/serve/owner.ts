@@ -46,6 +46,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropImportMirrors } from '../pipeline/import-mirror.ts';
+import { dropReportCache } from '../report/cache.ts';
 import { claimEngineStart, DataDirError, lockHolder, prepareDataDir } from '../sink/datadir.ts';
 import { findOwner, forgetServerCredentials, OWNER_FILE, processAlive, readOwnerFile, TOKEN_FILE, type OwnerFile } from './find.ts';
 import { errorCode } from '../util/fs-error.ts';
@@ -410,8 +411,10 @@ export async function startOwner(dataDir: string, opts: OwnerOptions = {}): Prom
   // One process at a time starts an engine here; one that holds the directory is refused.
   const release = await claimEngineStart(dir);
   // What others send through this process may change import_files: the copies of the import
-  // state (src/pipeline/import-mirror.ts) are not trusted after it.
+  // state (src/pipeline/import-mirror.ts) are not trusted after it, nor the reports kept
+  // (src/report/cache.ts).
   dropImportMirrors(dir);
+  dropReportCache(dir);
   let engine: Engine | undefined;
   try {
     for (let attempt = 0; engine === undefined; attempt++) {

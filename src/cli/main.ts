@@ -727,7 +727,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         scope,
         io,
         withSink: withReportSink,
-        rows: (run) => reusedRows(values, io, { report: report.name, by: values.by, scope: { ...scope }, prices: values.prices }, () => withReportSink(run)),
+        rows: (run) => reusedRows(values, io, { report: report.name, by: values.by, format, scope: { ...scope }, prices: values.prices }, () => withReportSink(run)),
       });
       return 0;
     }

@@ -165,22 +165,27 @@ export const REPORTS: readonly ReportDeclaration[] = [
       const { PriceTable } = await import('../cost/prices.ts');
       const { withDefinitionCost } = await import('../report/definitions.ts');
       const prices = PriceTable.withOverrides(r.flags.prices);
-      await r.withSink(async (sink) => {
-        if (r.by === 'host') {
-          r.io.out(renderRows(await sink.queryDisplayRows(scoped(DISCOVERY_BY_HOST_SQL, r)), r.format));
-          return;
-        }
-        // Both tables unless one is asked for; machine formats get one table (per model by default).
-        const both = r.by === undefined && r.format === 'table';
-        if (both || r.by !== 'tool') {
-          if (both) r.io.out('Discovery per model');
-          r.io.out(renderRows(await sink.queryDisplayRows(scoped(DISCOVERY_BY_MODEL_SQL, r)), r.format));
-        }
-        if (both || r.by === 'tool') {
-          if (both) r.io.out('\nDiscovery per MCP tool');
-          r.io.out(renderRows(await withDefinitionCost(sink, await sink.queryDisplayRows(scoped(DISCOVERY_BY_TOOL_SQL, r)), 'tool', prices, r.scope), r.format));
-        }
+      // Both tables unless one is asked for; machine formats get one table (per model by default).
+      const both = r.by === undefined && r.format === 'table';
+      const tables = await r.rows(async (sink) => {
+        if (r.by === 'host') return { host: await sink.queryDisplayRows(scoped(DISCOVERY_BY_HOST_SQL, r)) };
+        return {
+          model: both || r.by !== 'tool' ? await sink.queryDisplayRows(scoped(DISCOVERY_BY_MODEL_SQL, r)) : null,
+          tool: both || r.by === 'tool' ? await withDefinitionCost(sink, await sink.queryDisplayRows(scoped(DISCOVERY_BY_TOOL_SQL, r)), 'tool', prices, r.scope) : null,
+        };
       });
+      if ('host' in tables) {
+        r.io.out(renderRows(tables.host, r.format));
+        return;
+      }
+      if (tables.model !== null) {
+        if (both) r.io.out('Discovery per model');
+        r.io.out(renderRows(tables.model, r.format));
+      }
+      if (tables.tool !== null) {
+        if (both) r.io.out('\nDiscovery per MCP tool');
+        r.io.out(renderRows(tables.tool, r.format));
+      }
     },
   },
   sqlReport('dead-letters', DEAD_LETTERS_REPORT_SQL, ['Dead letters per reason, with an example source'], {

@@ -1,18 +1,19 @@
 // The rows of a report kept in the embedded data directory beside the engine's tables, with a
 // stamp of the directory's table folders: the same report asked again (same report, grouping,
-// scope, price table, code) on a directory whose stamp has not changed is answered from them,
-// without starting the engine, which is most of such a process's time (the engine's library and
-// its session ~0.15-0.2 s, its queries and close ~0.1 s, on this project's 2-core machines; see
-// docs/performance.md). Any other case takes the usual way and keeps its rows for the next time.
+// format, scope, price table, code) on a directory whose stamp has not changed is answered from
+// them, without starting the engine, which is most of such a process's time (the engine's
+// library and its session ~0.15-0.2 s, its queries and close ~0.1 s, on this project's 2-core
+// machines; see docs/performance.md). Any other case takes the usual way and keeps its rows.
 //
 // The stamp is every table folder's entries (store/*/*: its parts and files by name, inode and
-// times, and each file's size, the tables' definitions included) and metadata/'s links. A table's rows
-// only change through its parts: an insert, a merge, a mutation (DELETE, UPDATE), a TTL, a
-// TRUNCATE or a DETACH adds, renames or removes a part, and an ALTER rewrites its definition. So
-// an unchanged stamp means unchanged rows. Folders being written (tmp_insert_…, tmp_merge_…) are
-// entries too: a stamp taken while anything is written never matches one taken after.
-// `toolcanon query` and `serve`, which run SQL they did not write, remove the rows kept before
-// they start the engine. TOOLCANON_REPORT_CACHE=0 turns the reuse off.
+// times, and each file's size, the tables' definitions included) and metadata/'s links. A
+// table's rows only change through its parts: an insert, a merge, a mutation (DELETE, UPDATE),
+// a TTL, a TRUNCATE or a DETACH adds, renames or removes a part, and an ALTER rewrites its
+// definition. So an unchanged stamp means unchanged rows. Folders being written (tmp_insert_…,
+// tmp_merge_…) are entries too: a stamp taken while anything is written never matches one taken
+// after. `toolcanon query` and `serve`, which run SQL they did not write, remove the rows kept
+// before they start the engine. TOOLCANON_REPORT_CACHE=0 turns the reuse off. `report html` is
+// not kept: its page carries the time it was made.
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -94,6 +95,8 @@ export function tablesStamp(dir: string): string | undefined {
 export interface ReportCacheKey {
   readonly report: string;
   readonly by: string | undefined;
+  /** The output format (a report may query differently for one: discovery's two tables). */
+  readonly format: string;
   readonly scope: Readonly<Record<string, string | undefined>>;
   /** The price table given with --prices: its text (the shipped table is part of the code). */
   readonly prices: string | undefined;
@@ -102,7 +105,7 @@ export interface ReportCacheKey {
 }
 
 function keyFile(dir: string, key: ReportCacheKey): string {
-  const digest = createHash('sha256').update(JSON.stringify([FORMAT, key.report, key.by ?? null, Object.entries(key.scope).sort(), key.prices ?? null, key.code])).digest('hex');
+  const digest = createHash('sha256').update(JSON.stringify([FORMAT, key.report, key.by ?? null, key.format, Object.entries(key.scope).sort(), key.prices ?? null, key.code])).digest('hex');
   return join(dir, REPORT_CACHE_DIR, `${digest.slice(0, 32)}.json`);
 }
 

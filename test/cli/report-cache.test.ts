@@ -85,13 +85,23 @@ describe('report: rows reused while the tables are unchanged', () => {
   });
 
   it('another grouping or scope is its own report', () => {
-    for (const args of [['usage', '--by', 'model'], ['usage', '--by', 'day', '--since', '2026-11-02'], ['tools'], ['drift']]) {
+    for (const args of [['usage', '--by', 'model'], ['usage', '--by', 'day', '--since', '2026-11-02'], ['tools'], ['drift'], ['discovery'], ['discovery', '--by', 'tool']]) {
       const r = report(...args);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).not.toContain(REUSED);
       expect(r.stdout).toBe(uncached(...args).stdout);
       expect(report(...args).stderr).toContain(REUSED);
     }
+    // discovery's table format prints both of its tables: its own report.
+    const table = (env: NodeJS.ProcessEnv = {}): ReturnType<typeof toolcanon> => toolcanon(['report', 'discovery', '--db', DB, '--format', 'table'], env);
+    const both = table();
+    expect(both.code, both.stderr).toBe(0);
+    expect(both.stderr).not.toContain(REUSED);
+    expect(both.stdout).toContain('Discovery per MCP tool');
+    const bothAgain = table();
+    expect(bothAgain.stderr).toContain(REUSED);
+    expect(bothAgain.stdout).toBe(both.stdout);
+    expect(bothAgain.stdout).toBe(table({ TOOLCANON_REPORT_CACHE: '0' }).stdout);
     const since = report('usage', '--by', 'day', '--since', '2026-11-02');
     expect(since.stdout).not.toBe(first.stdout);
   });
@@ -182,7 +192,7 @@ describe('the tables stamp', () => {
   });
 
   it('keeps rows JSON gives back exactly, and at most REPORT_CACHE_ENTRIES reports', () => {
-    const key = (n: number): ReportCacheKey => ({ report: 'usage', by: 'day', scope: { since: undefined }, prices: undefined, code: `c${n}` });
+    const key = (n: number): ReportCacheKey => ({ report: 'usage', by: 'day', format: 'json', scope: { since: undefined }, prices: undefined, code: `c${n}` });
     writeReportCache(dir, key(0), [{ a: 1, b: 'x', c: null, d: [true] }]);
     expect(readReportCache(dir, key(0))).toEqual([{ a: 1, b: 'x', c: null, d: [true] }]);
     expect(readReportCache(dir, key(1))).toBeUndefined();

@@ -268,14 +268,78 @@ function sessionOfName(path: string): Session {
  * JSON can spell a key or a value with `\u` escapes, so a line with one is read too.
  */
 function mayNameCall(line: RawLine): boolean {
-  // Looked for in the line's bytes when it has them (the same ASCII words): its text is then
-  // made only for the lines that may name a call.
+  // Looked for in the line's bytes when it has them (the same ASCII words, as Buffers: a string
+  // needle is encoded again at every call): its text is then made only for the lines that may
+  // name a call.
   const b = line.bytes;
   if (b === undefined) {
     const text = line.text;
     return text.includes('call_id') || text.includes('local_shell_call') || text.includes('web_search_call') || text.includes('\\u');
   }
-  return b.includes('call_id') || b.includes('local_shell_call') || b.includes('web_search_call') || b.includes('\\u');
+  // The three words hold `call`: most lines (a reasoning item, a message) are looked through twice, not four times.
+  if (!b.includes(CALL) && !b.includes(UNICODE_ESCAPE)) return false;
+  return b.includes(CALL_ID) || b.includes(LOCAL_SHELL_CALL) || b.includes(WEB_SEARCH_CALL) || b.includes(UNICODE_ESCAPE);
+}
+const CALL = Buffer.from('call');
+const CALL_ID = Buffer.from('call_id');
+const LOCAL_SHELL_CALL = Buffer.from('local_shell_call');
+const WEB_SEARCH_CALL = Buffer.from('web_search_call');
+const WEB_SEARCH = Buffer.from('web_search');
+const UNICODE_ESCAPE = Buffer.from('\\u');
+const CALL_ID_KEY = Buffer.from('"call_id"');
+const ID_KEY = Buffer.from('"id"');
+
+/**
+ * The keys a line names, read from its bytes without parsing it (RolloutIndex.scan): the string
+ * value of every `"call_id"` member at any depth, and of every `"id"` member when the line holds
+ * `local_shell_call`. Undefined when the bytes cannot say (a `\u` escape can spell a key, a web
+ * search pairs by its parsed records): the line is parsed then. Whatever the parse would note is
+ * noted (a key's name has no other spelling without `\u`; an unescaped `"` only ends a string),
+ * and perhaps more (a deeper member, a duplicate, a line that is no valid JSON): the index is a
+ * superset, which only holds a call longer.
+ */
+export function keysInBytes(b: Buffer): string[] | undefined {
+  if (b.includes(UNICODE_ESCAPE) || b.includes(WEB_SEARCH)) return undefined;
+  const keys: string[] = [];
+  stringMembers(b, CALL_ID_KEY, keys);
+  if (b.includes(LOCAL_SHELL_CALL)) stringMembers(b, ID_KEY, keys);
+  return keys;
+}
+
+/** The string values of the members named by `key` (its quoted bytes) in `b`, appended to `out`. */
+function stringMembers(b: Buffer, key: Buffer, out: string[]): void {
+  for (let at = b.indexOf(key); at !== -1; at = b.indexOf(key, at + key.length)) {
+    let i = at + key.length;
+    while (i < b.length && isJsonSpace(b[i] as number)) i++;
+    if (b[i] !== 0x3a /* : */) continue;
+    i++;
+    while (i < b.length && isJsonSpace(b[i] as number)) i++;
+    if (b[i] !== 0x22 /* " */) continue;
+    const start = i + 1;
+    let escaped = false;
+    let end = start;
+    while (end < b.length && b[end] !== 0x22) {
+      if (b[end] === 0x5c /* \\ */) {
+        escaped = true;
+        end++;
+      }
+      end++;
+    }
+    if (end >= b.length) continue; // no closing quote: no string
+    const raw = b.toString('utf8', start, end);
+    if (!escaped) out.push(raw);
+    else {
+      try {
+        out.push(JSON.parse(`"${raw}"`) as string);
+      } catch {
+        // not a JSON string: the parse notes nothing of it
+      }
+    }
+  }
+}
+
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 }
 
 /**
@@ -302,6 +366,11 @@ export class RolloutIndex {
       return;
     }
     if (!mayNameCall(line)) return;
+    const keys = line.bytes === undefined ? undefined : keysInBytes(line.bytes);
+    if (keys !== undefined) {
+      for (const k of keys) this.lastLines.note(k, line.lineNo);
+      return;
+    }
     const obj = parseObject(line.text);
     if (obj !== undefined) this.noteKeys(obj, line.lineNo);
   }

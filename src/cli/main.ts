@@ -10,7 +10,7 @@ import { emptyCounts, type PipelineCounts } from '../pipeline/counts.ts';
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { describeTarget, resolveSinkTarget } from '../sink/target.ts';
 import { holdsDatabase } from '../sink/datadir.ts';
-import { dropReportCache, readReportCache, reportCacheEnabled, writeReportCache, type ReportCacheKey } from '../report/cache.ts';
+import { dropReportCache, keptKeys, readReportCache, reportCacheEnabled, writeReportCache, type ReportCacheKey } from '../report/cache.ts';
 import { InputError, leaveTornLastLines, listInputFiles, openInput, readLines, tornLinesLine } from '../source/file.ts';
 import { accountingConfig } from './accounting-flags.ts';
 import { checkClickHouseUrl, clusterName, retentionDays } from './sink-flags.ts';
@@ -18,7 +18,7 @@ import { UsageError, type Io } from './io.ts';
 import { OUTPUT_FORMATS, renderRows, type OutputFormat, type Row } from './format.ts';
 import { createProgressBar } from './progress.ts';
 import { rateRows, storedRows } from './summary.ts';
-import { checkGrouping, findReport, REPORTS, reportScope, reportsHelp } from './report-commands.ts';
+import { checkGrouping, findReport, REPORTS, reportScope, reportsHelp, type ReportQuery } from './report-commands.ts';
 import { ScopeError } from '../report/scope.ts';
 import { didYouMean, parseArgsUsageError } from './suggest.ts';
 import { describeQueryError, QueryError } from './query-error.ts';
@@ -175,8 +175,8 @@ ${SINK_FLAGS}
                              dead letter has no event time or harness); a flag a report does not
                              take exits 2. The database must exist (run replay or import first).
                              Asked again on an embedded database whose tables have not changed, a
-                             report reuses the rows it kept (said on stderr; TOOLCANON_REPORT_CACHE=0
-                             never does).
+                             report reuses the rows it kept (said on stderr); a replay or import
+                             makes the last three asked again. TOOLCANON_REPORT_CACHE=0: never.
 
 Example:
   toolcanon report tools --by namespace --format csv
@@ -439,12 +439,19 @@ async function withExistingSink<T>(values: SinkValues, io: Io, run: (sink: Click
   );
 }
 
+/** The key its rows are kept by: the query (its scope as plain strings) and the code. */
+function cacheKey(what: { readonly report: string } & ReportQuery, code: string): ReportCacheKey {
+  const scope: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(what.scope)) scope[k] = v === undefined ? undefined : String(v);
+  return { report: what.report, by: what.by, format: what.format, scope, prices: what.pricesText, code };
+}
+
 /**
  * A report's rows (src/report/cache.ts): from the rows kept for the same report when the data
  * directory this process would open itself (not served, not in use) has the same tables as
  * then, else computed by `compute` and kept. TOOLCANON_REPORT_CACHE=0: always computed.
  */
-async function reusedRows<T>(values: SinkValues, io: Io, what: Omit<ReportCacheKey, 'code' | 'prices'> & { prices: string | undefined }, compute: () => Promise<T>): Promise<T> {
+async function reusedRows<T>(values: SinkValues, io: Io, what: { readonly report: string } & ReportQuery, compute: () => Promise<T>): Promise<T> {
   const dir = reportCacheEnabled() ? ownDataDir(values) : undefined;
   // A directory served by another process is read through it (ownDataDir: undefined). One that
   // another process merely holds is answered from kept rows as well: its stamp changes with every
@@ -452,15 +459,7 @@ async function reusedRows<T>(values: SinkValues, io: Io, what: Omit<ReportCacheK
   if (dir === undefined || holdsDatabase(dir) !== true) return compute();
   const code = codeIdentity();
   if (code === undefined) return compute();
-  let prices: string | undefined;
-  if (what.prices !== undefined) {
-    try {
-      prices = readFileSync(what.prices, 'utf8');
-    } catch {
-      return compute(); // the price table's own error, from the usual way
-    }
-  }
-  const key: ReportCacheKey = { ...what, prices, code };
+  const key = cacheKey(what, code);
   const kept = readReportCache(dir, key);
   if (kept !== undefined) {
     io.err(`${existingDatabase(values)} (unchanged since this report last ran: its rows reused)`);
@@ -496,8 +495,13 @@ function newestMtimeMs(dir: string): number {
   return newest;
 }
 
+/** withSink for a command that writes events (replay, import): the reports kept in the directory are made again after it. */
+function withWritingSink<T>(values: SinkValues, run: (sink: ClickHouseSink) => Promise<T>): Promise<T> {
+  return withSink(values, run, true, true);
+}
+
 /** `createDatabase` false: a server database that does not exist is an error, not created (a command that only reads). */
-async function withSink<T>(values: SinkValues, run: (sink: ClickHouseSink) => Promise<T>, createDatabase = true): Promise<T> {
+async function withSink<T>(values: SinkValues, run: (sink: ClickHouseSink) => Promise<T>, createDatabase = true, remakeReports = false): Promise<T> {
   // A directory another process owns (serve, watch) is read and written through it.
   const target = sinkTarget(values);
   if (target.owner !== undefined && createDatabase) process.stderr.write(`toolcanon: the data directory is served by process ${target.owner.pid} (${target.owner.command}): writing through it\n`);
@@ -505,11 +509,43 @@ async function withSink<T>(values: SinkValues, run: (sink: ClickHouseSink) => Pr
   const { ClickHouseSink } = await import('../sink/clickhouse.ts');
   const sink = await ClickHouseSink.open({ db: target.db, clickhouseUrl: target.clickhouseUrl, retentionDays: retentionDays(values['retention-days']), cluster: clusterName(values.cluster, values.clickhouse) }, { createDatabase });
   for (const notice of sink.notices) process.stderr.write(`toolcanon: ${notice}\n`);
+  // A write into a directory of this process's own: the reports kept there (src/report/cache.ts)
+  // are made again while the engine is open, and kept with the stamp of the tables it leaves.
+  const keptIn = remakeReports && reportCacheEnabled() ? ownDataDir(values) : undefined;
+  let remade: { key: ReportCacheKey; rows: unknown }[] = [];
   try {
-    return await run(sink);
+    const result = await run(sink);
+    if (keptIn !== undefined) remade = await remakeKeptReports(sink, keptIn);
+    return result;
   } finally {
     await sink.close();
+    for (const r of remade) writeReportCache(keptIn as string, r.key, r.rows);
   }
+}
+
+/** Kept reports made again after a write: the most recently asked, at most this many (each ~30-70 ms). */
+const REMADE_AFTER_WRITE = 3;
+
+/**
+ * The reports kept in a directory (the most recently asked, REMADE_AFTER_WRITE at most, of this
+ * code) made again on the sink. One that fails is left out: its rows no longer match the
+ * tables' stamp, so the next report makes them.
+ */
+async function remakeKeptReports(sink: ClickHouseSink, dir: string): Promise<{ key: ReportCacheKey; rows: unknown }[]> {
+  const code = codeIdentity();
+  if (code === undefined) return [];
+  const out: { key: ReportCacheKey; rows: unknown }[] = [];
+  for (const key of keptKeys(dir, code, REMADE_AFTER_WRITE)) {
+    const d = REPORTS.find((r) => r.name === key.report);
+    if (d?.rows === undefined) continue;
+    const q: ReportQuery = { by: key.by ?? undefined, format: key.format as OutputFormat, scope: key.scope as ReportQuery['scope'], pricesText: key.prices ?? undefined };
+    try {
+      out.push({ key, rows: await d.rows(sink, q) });
+    } catch {
+      // not made again: the next report makes it
+    }
+  }
+  return out;
 }
 
 /** The catalogue rows as flat records (json / csv output). */
@@ -598,7 +634,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const started = performance.now();
       let alreadyStored = 0;
       // Ctrl-C: stops at the next write, says what is stored (src/cli/interrupt.ts), exit 130.
-      const counts = await interruptible(io.err, (stop) => withSink(values, (store) => stop.during(store, async (sink) => {
+      const counts = await interruptible(io.err, (stop) => withWritingSink(values, (store) => stop.during(store, async (sink) => {
         io.err(`Replaying ${files.length} input(s) into ${sink.description}`);
         alreadyStored = await storedBeforeReplay(sink, files.map((f) => f.path));
         const progress = createProgressBar(io.isTty && !values['no-progress'], files.reduce((n, f) => n + f.bytes, 0));
@@ -649,7 +685,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         const unchanged = mirrorDir === undefined ? undefined : allUnchanged(mirrorDir, found, machine, { ...local, requireFiles: false });
         for (const r of unchanged ?? []) io.err(r.line);
         // One process and one engine for every harness found: start-up is paid once.
-        const results = unchanged !== undefined ? unchanged.map((r, i) => ({ id: found[i]!.importer.id, ...r })) : await interruptible(io.err, (stop) => withSink(values, (store) => stop.during(store, async (sink) => {
+        const results = unchanged !== undefined ? unchanged.map((r, i) => ({ id: found[i]!.importer.id, ...r })) : await interruptible(io.err, (stop) => withWritingSink(values, (store) => stop.during(store, async (sink) => {
           const out = [];
           for (const f of found) out.push({ id: f.importer.id, ...(await importInto(sink, f.importer, f.targets, machine, { ...local, requireFiles: false, mirrorDir })) });
           return out;
@@ -677,7 +713,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const result =
         unchanged ??
         (await interruptible(io.err, (stop) =>
-          withSink(values, (store) => stop.during(store, (sink) => importInto(sink, importer, targets, machine, { ...local, mirrorDir }), async (sink) => interruptedLine(await sink.countStoredFromFiles(importer.listFiles(targets)), undefined))),
+          withWritingSink(values, (store) => stop.during(store, (sink) => importInto(sink, importer, targets, machine, { ...local, mirrorDir }), async (sink) => interruptedLine(await sink.countStoredFromFiles(importer.listFiles(targets)), undefined))),
         ));
       io.out(renderRows(result.rows, format));
       if (result.resumed !== undefined) io.err(result.resumed);
@@ -719,16 +755,18 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       if (extra.length) throw new UsageError(`report ${report.name} takes no argument, got ${JSON.stringify(extra[0])}`);
       checkGrouping(report, values.by);
       const scope = reportScope(report, values);
-      const withReportSink = <T>(run: (sink: ClickHouseSink) => Promise<T>): Promise<T> => withExistingSink(values, io, run);
-      await report.run({
-        by: values.by,
-        format,
-        flags: values,
-        scope,
-        io,
-        withSink: withReportSink,
-        rows: (run) => reusedRows(values, io, { report: report.name, by: values.by, format, scope: { ...scope }, prices: values.prices }, () => withReportSink(run)),
-      });
+      let pricesText: string | undefined;
+      if (values.prices !== undefined) {
+        // Checked before any work: a file that cannot be read or is no price table is one line naming it.
+        const { PriceTable, readPricesFile } = await import('../cost/prices.ts');
+        pricesText = readPricesFile(values.prices);
+        PriceTable.withOverridesText(pricesText, values.prices);
+      }
+      const q: ReportQuery = { by: values.by, format, scope, pricesText };
+      const { rows, print } = report;
+      if (rows !== undefined && print !== undefined) {
+        print(await reusedRows(values, io, { report: report.name, ...q }, () => withExistingSink(values, io, (sink) => rows(sink, q))), q, io);
+      } else await report.run?.({ ...q, flags: values, io, withSink: (run) => withExistingSink(values, io, run) });
       return 0;
     }
     case 'query': {

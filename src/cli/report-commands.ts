@@ -3,7 +3,7 @@
 // the README's command table are derived from this list, so a new report is one entry here.
 import type { ClickHouseSink } from '../sink/clickhouse.ts';
 import { UsageError, type Io } from './io.ts';
-import { renderRows, type OutputFormat } from './format.ts';
+import { renderRows, type OutputFormat, type Row } from './format.ts';
 import {
   BREACHES_REPORT_SQL,
   DEAD_LETTERS_REPORT_SQL,
@@ -56,25 +56,29 @@ export function reportScope(d: ReportDeclaration, flags: ReportFlags): ReportSco
   return scope;
 }
 
-/** A report's SQL with the run's scope; a table the scope cannot apply to fails (see applyScope). */
-const scoped = (sql: string, r: ReportRun): string => applyScope(sql, r.scope, { strict: true });
+/** A report's SQL with the query's scope; a table the scope cannot apply to fails (see applyScope). */
+const scoped = (sql: string, q: ReportQuery): string => applyScope(sql, q.scope, { strict: true });
 
-export interface ReportRun {
+/**
+ * What a report's rows depend on besides the tables. Kept with the rows (src/report/cache.ts):
+ * the same query on unchanged tables is answered from them, and a write into the directory
+ * makes the most recently asked ones again (ReportDeclaration.rows).
+ */
+export interface ReportQuery {
   /** The `--by` value, checked against the declaration's groupings (undefined: the default). */
   readonly by: string | undefined;
   readonly format: OutputFormat;
-  readonly flags: ReportFlags;
   /** The rows in scope (--since, --until, --harness, --host), checked by reportScope. */
   readonly scope: ReportScope;
+  /** The text of the --prices file given (checked before), laid over the shipped price table. */
+  readonly pricesText: string | undefined;
+}
+
+export interface ReportRun extends ReportQuery {
+  readonly flags: ReportFlags;
   readonly io: Io;
   /** Opens the sink (embedded or server, from the command line's flags) for the report's queries. */
   withSink<T>(run: (sink: ClickHouseSink) => Promise<T>): Promise<T>;
-  /**
-   * The report's rows: withSink, with rows that depend only on the tables, the run's grouping,
-   * scope and price table (src/report/cache.ts). An embedded directory whose tables have not
-   * changed since the same report answers from the rows it kept, without starting the engine.
-   */
-  rows<T>(run: (sink: ClickHouseSink) => Promise<T>): Promise<T>;
 }
 
 export interface ReportDeclaration {
@@ -89,30 +93,44 @@ export interface ReportDeclaration {
   readonly refuses?: string;
   /** Help lines for `toolcanon --help` (the first is also the line of `report --help`). */
   readonly help: readonly string[];
-  run(r: ReportRun): Promise<void>;
+  /**
+   * A report of rows: what it reads from the database (a function of the tables and the query
+   * only, so they can be kept and made again), then how it prints them. The other kind runs
+   * itself (`run`).
+   */
+  readonly rows?: (sink: ClickHouseSink, q: ReportQuery) => Promise<unknown>;
+  readonly print?: (rows: unknown, q: ReportQuery, io: Io) => void;
+  readonly run?: (r: ReportRun) => Promise<void>;
 }
+
+/** A report of rows (ReportDeclaration.rows and print), typed by its rows. */
+function rowsReport<T>(d: Omit<ReportDeclaration, 'rows' | 'print' | 'run'> & { rows(sink: ClickHouseSink, q: ReportQuery): Promise<T>; print(rows: T, q: ReportQuery, io: Io): void }): ReportDeclaration {
+  return { ...d, rows: d.rows, print: d.print as (rows: unknown, q: ReportQuery, io: Io) => void };
+}
+
+/** The price table of a query: the shipped one, with the --prices file's text laid over it. */
+async function pricesOf(q: ReportQuery): Promise<import('../cost/prices.ts').PriceTable> {
+  // Cost needs the price table: loaded only when asked for.
+  const { PriceTable } = await import('../cost/prices.ts');
+  return q.pricesText === undefined ? new PriceTable() : PriceTable.withOverridesText(q.pricesText, '--prices');
+}
+
+const printRows = (rows: Row[], q: ReportQuery, io: Io): void => io.out(renderRows(rows, q.format));
 
 /** A report of one query, printed in the chosen format. */
 function sqlReport(name: string, sql: string, help: readonly string[], more: Pick<ReportDeclaration, 'flags' | 'refuses'> = {}): ReportDeclaration {
-  return {
-    name,
-    help,
-    ...more,
-    run: async (r) => r.io.out(renderRows(await r.rows((sink) => sink.queryDisplayRows(scoped(sql, r))), r.format)),
-  };
+  return rowsReport({ name, help, ...more, rows: (sink, q) => sink.queryDisplayRows(scoped(sql, q)), print: printRows });
 }
 
 export const REPORTS: readonly ReportDeclaration[] = [
-  {
+  rowsReport({
     name: 'tools',
     groupings: TOOL_REPORT_GROUPINGS,
     help: ['Calls per namespace / kind / tool, errors, read-only share,', 'calls through use_tool, flagged and redacted rows, bytes'],
-    run: async (r) => {
-      const by = (r.by ?? 'tool') as ToolReportGrouping;
-      r.io.out(renderRows(await r.rows((sink) => sink.queryDisplayRows(scoped(toolsReportSql(by), r))), r.format));
-    },
-  },
-  {
+    rows: (sink, q) => sink.queryDisplayRows(scoped(toolsReportSql((q.by ?? 'tool') as ToolReportGrouping), q)),
+    print: printRows,
+  }),
+  rowsReport({
     name: 'usage',
     groupings: ['session', 'day', 'model', 'host'],
     options: '[--prices FILE]',
@@ -122,18 +140,15 @@ export const REPORTS: readonly ReportDeclaration[] = [
       'by kind, beside estimates, with cost_usd from the price table (null and',
       'cost_flags when a model has no price: never counted as zero)',
     ],
-    run: async (r) => {
-      // Cost needs the price table: loaded only when asked for.
-      const { PriceTable } = await import('../cost/prices.ts');
+    rows: async (sink, q) => {
       const { usageReportRows } = await import('../report/usage.ts');
-      const prices = PriceTable.withOverrides(r.flags.prices);
-      const rows = await r.rows((sink) => usageReportRows(sink, (r.by ?? 'harness_model_day') as Parameters<typeof usageReportRows>[1], prices, r.scope));
-      r.io.out(renderRows(rows, r.format));
+      return usageReportRows(sink, (q.by ?? 'harness_model_day') as Parameters<typeof usageReportRows>[1], await pricesOf(q), q.scope);
     },
-  },
+    print: printRows,
+  }),
   sqlReport('breaches', BREACHES_REPORT_SQL, ['Sessions that crossed the context threshold: when, at what %']),
   sqlReport('drift', DRIFT_REPORT_SQL, ['Estimated (bytes/4) vs observed tokens per harness / model / content class']),
-  {
+  rowsReport({
     name: 'mcp',
     options: '[--prices FILE]',
     flags: [...SCOPE_FLAGS, 'prices'],
@@ -142,16 +157,14 @@ export const REPORTS: readonly ReportDeclaration[] = [
       'disconnects, restart-policy flags, tools by visibility, what their',
       'definitions cost per request and in all (tokens, USD), calls and errors',
     ],
-    run: async (r) => {
+    rows: async (sink, q) => {
       // The definitions' cost needs the price table: loaded only here.
-      const { PriceTable } = await import('../cost/prices.ts');
       const { withDefinitionCost } = await import('../report/definitions.ts');
-      const prices = PriceTable.withOverrides(r.flags.prices);
-      const rows = await r.rows(async (sink) => withDefinitionCost(sink, await sink.queryDisplayRows(scoped(MCP_REPORT_SQL, r)), 'server', prices, r.scope));
-      r.io.out(renderRows(rows, r.format));
+      return withDefinitionCost(sink, await sink.queryDisplayRows(scoped(MCP_REPORT_SQL, q)), 'server', await pricesOf(q), q.scope);
     },
-  },
-  {
+    print: printRows,
+  }),
+  rowsReport({
     name: 'discovery',
     groupings: DISCOVERY_REPORT_GROUPINGS,
     options: '[--prices FILE]',
@@ -161,33 +174,32 @@ export const REPORTS: readonly ReportDeclaration[] = [
       'recoveries per model; per tool: reached through search or directly, what',
       'its definition costs while visible, and whether to keep it inline',
     ],
-    run: async (r) => {
-      const { PriceTable } = await import('../cost/prices.ts');
+    rows: async (sink, q) => {
+      if (q.by === 'host') return { host: await sink.queryDisplayRows(scoped(DISCOVERY_BY_HOST_SQL, q)) };
       const { withDefinitionCost } = await import('../report/definitions.ts');
-      const prices = PriceTable.withOverrides(r.flags.prices);
       // Both tables unless one is asked for; machine formats get one table (per model by default).
-      const both = r.by === undefined && r.format === 'table';
-      const tables = await r.rows(async (sink) => {
-        if (r.by === 'host') return { host: await sink.queryDisplayRows(scoped(DISCOVERY_BY_HOST_SQL, r)) };
-        return {
-          model: both || r.by !== 'tool' ? await sink.queryDisplayRows(scoped(DISCOVERY_BY_MODEL_SQL, r)) : null,
-          tool: both || r.by === 'tool' ? await withDefinitionCost(sink, await sink.queryDisplayRows(scoped(DISCOVERY_BY_TOOL_SQL, r)), 'tool', prices, r.scope) : null,
-        };
-      });
+      const both = q.by === undefined && q.format === 'table';
+      return {
+        model: both || q.by !== 'tool' ? await sink.queryDisplayRows(scoped(DISCOVERY_BY_MODEL_SQL, q)) : null,
+        tool: both || q.by === 'tool' ? await withDefinitionCost(sink, await sink.queryDisplayRows(scoped(DISCOVERY_BY_TOOL_SQL, q)), 'tool', await pricesOf(q), q.scope) : null,
+      };
+    },
+    print: (tables, q, io) => {
       if ('host' in tables) {
-        r.io.out(renderRows(tables.host, r.format));
+        io.out(renderRows(tables.host, q.format));
         return;
       }
+      const both = q.by === undefined && q.format === 'table';
       if (tables.model !== null) {
-        if (both) r.io.out('Discovery per model');
-        r.io.out(renderRows(tables.model, r.format));
+        if (both) io.out('Discovery per model');
+        io.out(renderRows(tables.model, q.format));
       }
       if (tables.tool !== null) {
-        if (both) r.io.out('\nDiscovery per MCP tool');
-        r.io.out(renderRows(tables.tool, r.format));
+        if (both) io.out('\nDiscovery per MCP tool');
+        io.out(renderRows(tables.tool, q.format));
       }
     },
-  },
+  }),
   sqlReport('dead-letters', DEAD_LETTERS_REPORT_SQL, ['Dead letters per reason, with an example source'], {
     flags: ['host'],
     refuses: 'a dead letter has no event time or harness',
@@ -200,11 +212,11 @@ export const REPORTS: readonly ReportDeclaration[] = [
       'One self-contained HTML page with charts: tokens and cost per day, tool',
       'calls, MCP servers, context per session, drift, a sortable sessions table',
     ],
+    // Not kept: the page carries the time it was made.
     run: async (r) => {
-      const { PriceTable } = await import('../cost/prices.ts');
       const { buildHtmlReport } = await import('../report/html.ts');
       const { checkOutFile, writeOutFile } = await import('./out-file.ts');
-      const prices = PriceTable.withOverrides(r.flags.prices);
+      const prices = await pricesOf(r);
       const out = r.flags.out ?? 'toolcanon-report.html';
       // Before the database is read: a folder that is not there is one line, not a stack.
       checkOutFile(out, '--out');

@@ -182,10 +182,14 @@ export class PriceTable {
 
   /** The shipped table with a user's --prices file laid over it (a model's entry replaced whole). */
   static withOverrides(file: string | undefined): PriceTable {
-    if (file === undefined) return new PriceTable();
+    return file === undefined ? new PriceTable() : PriceTable.withOverridesText(readPricesFile(file), file);
+  }
+
+  /** withOverrides of a --prices file's text (`file` names it in errors). */
+  static withOverridesText(text: string, file: string): PriceTable {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(readFileSync(file, 'utf8'));
+      parsed = JSON.parse(text);
     } catch (error) {
       throw new Error(`${file}: cannot read the price table: ${(error as Error).message}`);
     }
@@ -237,5 +241,14 @@ export class PriceTable {
       if (name.startsWith(key) && DATED_SUFFIX.test(name.slice(key.length))) return price;
     }
     return undefined;
+  }
+}
+
+/** The text of a --prices file (a one-line error naming it when it cannot be read). */
+export function readPricesFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`${file}: cannot read the price table: ${(error as Error).message}`);
   }
 }

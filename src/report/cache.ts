@@ -13,15 +13,16 @@
 // tmp_merge_…) are entries too: a stamp taken while anything is written never matches one taken
 // after. `toolcanon query` and `serve`, which run SQL they did not write, remove the rows kept
 // before they start the engine. TOOLCANON_REPORT_CACHE=0 turns the reuse off. `report html` is
-// not kept: its page carries the time it was made.
+// not kept: its page carries the time it was made. A replay or import into the directory makes
+// the most recently asked reports again while its engine is open (keptKeys; src/cli/main.ts).
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The folder of the kept reports inside a data directory (the engine leaves unknown folders alone). */
 export const REPORT_CACHE_DIR = 'report-cache';
 const FORMAT = 1;
-/** Reports kept at most per data directory: the least recently written go first. */
+/** Reports kept at most per data directory: the least recently asked go first. */
 export const REPORT_CACHE_ENTRIES = 16;
 
 /** Whether reports are reused (TOOLCANON_REPORT_CACHE=0: never). */
@@ -104,8 +105,9 @@ export interface ReportCacheKey {
   readonly code: string;
 }
 
+/** The file of a key (the same for the key as JSON gives it back: a scope flag not given is no member). */
 function keyFile(dir: string, key: ReportCacheKey): string {
-  const digest = createHash('sha256').update(JSON.stringify([FORMAT, key.report, key.by ?? null, key.format, Object.entries(key.scope).sort(), key.prices ?? null, key.code])).digest('hex');
+  const digest = createHash('sha256').update(JSON.stringify([FORMAT, key.report, key.by ?? null, key.format, Object.entries(key.scope).filter(([, v]) => v !== undefined).sort(), key.prices ?? null, key.code])).digest('hex');
   return join(dir, REPORT_CACHE_DIR, `${digest.slice(0, 32)}.json`);
 }
 
@@ -125,13 +127,50 @@ export function jsonExact(value: unknown): boolean {
 export function readReportCache(dir: string, key: ReportCacheKey): unknown {
   const stamp = tablesStamp(dir);
   if (stamp === undefined) return undefined;
+  const file = keyFile(dir, key);
   let kept: { format?: unknown; stamp?: unknown; rows?: unknown };
   try {
-    kept = JSON.parse(readFileSync(keyFile(dir, key), 'utf8')) as typeof kept;
+    kept = JSON.parse(readFileSync(file, 'utf8')) as typeof kept;
   } catch {
     return undefined;
   }
-  return kept.format === FORMAT && kept.stamp === stamp ? kept.rows : undefined;
+  if (kept.format !== FORMAT || kept.stamp !== stamp) return undefined;
+  try {
+    // Its time says when it was last asked: a write makes the most recent ones again (keptKeys).
+    const now = new Date();
+    utimesSync(file, now, now);
+  } catch {
+    // a read-only directory: still answered
+  }
+  return kept.rows;
+}
+
+/**
+ * The keys of the reports kept in a directory by this code, the most recently asked (or made)
+ * first, at most `max`: what a write into the directory makes again while its engine is open.
+ */
+export function keptKeys(dir: string, code: string, max: number): ReportCacheKey[] {
+  const folder = join(dir, REPORT_CACHE_DIR);
+  let files: { f: string; t: number }[];
+  try {
+    files = readdirSync(folder)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => ({ f, t: statSync(join(folder, f)).mtimeMs }))
+      .sort((a, b) => b.t - a.t);
+  } catch {
+    return [];
+  }
+  const keys: ReportCacheKey[] = [];
+  for (const { f } of files) {
+    if (keys.length >= max) break;
+    try {
+      const kept = JSON.parse(readFileSync(join(folder, f), 'utf8')) as { format?: unknown; key?: ReportCacheKey };
+      if (kept.format === FORMAT && kept.key?.code === code) keys.push(kept.key);
+    } catch {
+      // being replaced, or damaged: not made again
+    }
+  }
+  return keys;
 }
 
 /**
@@ -148,7 +187,7 @@ export function writeReportCache(dir: string, key: ReportCacheKey, rows: unknown
   try {
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ format: FORMAT, stamp, rows }), { mode: 0o600 });
+    writeFileSync(tmp, JSON.stringify({ format: FORMAT, stamp, key, rows }), { mode: 0o600 });
     renameSync(tmp, file);
     evict(folder);
   } catch {
@@ -156,7 +195,7 @@ export function writeReportCache(dir: string, key: ReportCacheKey, rows: unknown
   }
 }
 
-/** Keeps the REPORT_CACHE_ENTRIES most recently written reports. */
+/** Keeps the REPORT_CACHE_ENTRIES most recently asked or written reports. */
 function evict(folder: string): void {
   const files = readdirSync(folder)
     .filter((f) => f.endsWith('.json'))

@@ -121,14 +121,23 @@ describe('report: rows reused while the tables are unchanged', () => {
     expect(two.stdout).toBe(uncached('usage', '--by', 'day', '--prices', prices).stdout);
   });
 
-  it('a replay of new events changes the tables: computed again, with them', () => {
+  it('a replay makes the most recently asked reports again: they answer with its events; an older one is computed again', () => {
+    const older = report('drift');
+    expect(older.stderr).toContain(REUSED);
+    for (const args of [['usage', '--by', 'model'], ['tools'], ['usage', '--by', 'day']]) expect(report(...args).stderr).toContain(REUSED);
     replay('b.jsonl', [usage('s-c', '2026-11-03', 'gpt-5', 3000)]);
-    const after = report('usage', '--by', 'day');
-    expect(after.code, after.stderr).toBe(0);
-    expect(after.stderr).not.toContain(REUSED);
-    expect(after.stdout).toContain('2026-11-03');
-    expect(after.stdout).toBe(uncached('usage', '--by', 'day').stdout);
-    expect(report('usage', '--by', 'day').stderr).toContain(REUSED);
+    // The three asked last: made again by the replay, so reused, and equal to the usual way.
+    for (const args of [['usage', '--by', 'day'], ['usage', '--by', 'model'], ['tools']]) {
+      const after = report(...args);
+      expect(after.code, after.stderr).toBe(0);
+      expect(after.stderr, args.join(' ')).toContain(REUSED);
+      expect(after.stdout).toBe(uncached(...args).stdout);
+    }
+    expect(report('usage', '--by', 'day').stdout).toContain('2026-11-03');
+    // drift was asked before them: its rows no longer match the tables.
+    const drift = report('drift');
+    expect(drift.stderr).not.toContain(REUSED);
+    expect(drift.stdout).toBe(uncached('drift').stdout);
   });
 
   it('rows written by SQL toolcanon did not run (another process on the engine) are seen', async () => {

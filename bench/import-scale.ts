@@ -8,7 +8,9 @@
 //   - the daily loop: `toolcanon import codex DIR` again (nothing new) + `report usage --by day`
 //     on that database, against ccusage reading everything again; the report twice: the first
 //     after the import starts the engine, the second finds the tables unchanged and reuses the
-//     rows the first kept (src/report/cache.ts), as a loop run again with nothing new does.
+//     rows the first kept (src/report/cache.ts), as a loop run again with nothing new does;
+//   - then a day with new logs: one more copy imported into the last database, and the report
+//     (which that import made again before closing), twice.
 // Prints wall seconds and peak RSS (/usr/bin/time's maximum resident set) of each, the fastest
 // run of each kept, and the ratios ccusage / toolcanon (> 1: toolcanon is faster).
 // The compiled code is timed (npm run build first, as the bin runs dist/ only when it is current).
@@ -67,10 +69,10 @@ try {
   const sessions = join(home, 'sessions');
   let bytes = 0;
   const sources = files(CODEX);
-  for (let c = 0; c < COPIES; c++) {
+  /** Copy `c` of the corpus into the sessions folder: every UUID of a rollout gets the copy's first 8 digits. */
+  const copyCorpus = (c: number): void => {
     const prefix = c.toString(16).padStart(8, '0');
     for (const f of sources) {
-      // Each copy its own session: every UUID of the rollout gets the copy's first 8 digits.
       const text = readFileSync(f, 'utf8').replace(UUID, (u) => prefix + u.slice(8));
       const rel = relative(CODEX, f).replace(UUID, (u) => prefix + u.slice(8));
       const out = join(sessions, rel);
@@ -78,7 +80,8 @@ try {
       writeFileSync(out, text);
       bytes += statSync(out).size;
     }
-  }
+  };
+  for (let c = 0; c < COPIES; c++) copyCorpus(c);
   console.log(`corpus: ${COPIES} copies of ${sources.length} Codex rollouts, ${(bytes / 1e6).toFixed(1)} MB`);
 
   const located = spawnSync('npm', ['exec', '--yes', '--package=@ccusage/codex@18.0.11', '--', 'which', 'ccusage-codex'], { encoding: 'utf8' });
@@ -99,7 +102,17 @@ try {
     loopImport.push(timed(process.execPath, [BIN, 'import', 'codex', sessions, '--db', db, '--format', 'json'], env));
     loopReport.push(timed(process.execPath, [BIN, 'report', 'usage', '--by', 'day', '--db', db, '--format', 'json'], env));
     loopReportKept.push(timed(process.execPath, [BIN, 'report', 'usage', '--by', 'day', '--db', db, '--format', 'json'], env));
-    rmSync(db, { recursive: true, force: true });
+    if (i < REPEATS - 1) rmSync(db, { recursive: true, force: true });
+  }
+  // A day with new logs, on the last database: one more copy of the corpus (its own session ids),
+  // imported, then the report (made again by that import: src/report/cache.ts), twice.
+  const dayImport: Run[] = [];
+  const dayReport: Run[] = [];
+  const lastDb = join(tmp, `db-${REPEATS - 1}`);
+  for (let d = 0; d < 2; d++) {
+    copyCorpus(COPIES + d);
+    dayImport.push(timed(process.execPath, [BIN, 'import', 'codex', sessions, '--db', lastDb, '--format', 'json'], env));
+    dayReport.push(timed(process.execPath, [BIN, 'report', 'usage', '--by', 'day', '--db', lastDb, '--format', 'json'], env));
   }
   const o = fastest(ours);
   const c = fastest(theirs);
@@ -114,6 +127,10 @@ try {
   console.log(`ratio ccusage / daily loop: ${(c.seconds / loop).toFixed(1)} (target >= 40)`);
   const kept = li.seconds + lk.seconds;
   console.log(`daily loop again (tables unchanged, the report's rows reused): ${fmt(li)} + ${fmt(lk)} = ${kept.toFixed(2)} s; ratio ccusage / that: ${(c.seconds / kept).toFixed(1)}`);
+  const di = fastest(dayImport);
+  const dr = fastest(dayReport);
+  const day = di.seconds + dr.seconds;
+  console.log(`a day with new logs (one more copy, ${sources.length} rollouts): import ${fmt(di)} + report ${fmt(dr)} = ${day.toFixed(2)} s; ratio ccusage (on ${COPIES} copies) / that: ${(c.seconds / day).toFixed(1)}`);
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -65,7 +65,11 @@ if (args[0] === 'statusline') {
 if (run === undefined) {
   // statusline runs on every prompt of Claude Code: its own entry, without main.js's imports (~100 ms).
   const entry = args[0] === 'statusline' ? 'statusline-command' : 'main';
-  if (existsSync(stamp) && statSync(stamp).mtimeMs >= newestMtimeMs(join(root, 'src'))) {
+  const newestSource = newestMtimeMs(join(root, 'src'));
+  const built = existsSync(stamp) && statSync(stamp).mtimeMs >= newestSource;
+  // Which code runs, for what it keeps between runs (a report's rows: src/report/cache.ts).
+  process.env.TOOLCANON_CODE = built ? `dist:${readFileSync(stamp, 'utf8')}` : `src:${newestSource}`;
+  if (built) {
     ({ run } = await import(`../dist/cli/${entry}.js`));
   } else {
     const { register } = await import('tsx/esm/api');

@@ -1,7 +1,5 @@
 // The toolcanon command line: replay, validate, report, query, catalogue.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readFileSync } from 'node:fs';
 import { redactionFromEnv } from '../redact/env.ts';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { DecodeLimits, Machine } from '../decode/event.ts';
@@ -471,28 +469,12 @@ async function reusedRows<T>(values: SinkValues, io: Io, what: { readonly report
 }
 
 /**
- * The code a kept report was computed by: dist/'s build stamp when this runs compiled, else
- * the newest source file's time (a checkout run through tsx); undefined when neither is found.
+ * The code a kept report was computed by: set by bin/toolcanon.mjs (dist/'s build stamp, or the
+ * newest source file's time when it runs the sources); undefined (nothing kept or reused) when
+ * the command line runs without it.
  */
 function codeIdentity(): string | undefined {
-  const here = fileURLToPath(import.meta.url);
-  const built = /[\\/]dist[\\/]cli[\\/]main\.js$/.test(here);
-  try {
-    if (built) return `dist:${readFileSync(join(dirname(here), '..', '.build-stamp'), 'utf8')}`;
-    return `src:${newestMtimeMs(join(dirname(here), '..'))}`;
-  } catch {
-    return undefined;
-  }
-}
-
-function newestMtimeMs(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    const mtime = entry.isDirectory() ? newestMtimeMs(path) : statSync(path).mtimeMs;
-    if (mtime > newest) newest = mtime;
-  }
-  return newest;
+  return process.env['TOOLCANON_CODE'] || undefined;
 }
 
 /** withSink for a command that writes events (replay, import): the reports kept in the directory are made again after it. */

@@ -3,12 +3,10 @@
 // which only holds a call longer, never a subset, which would write a call before its output).
 // The oracle is the parse's rule written out here: `call_id` of the record and of its payload,
 // and `id` where that object's type is local_shell_call, on a line that parses as an object.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { keysInBytes } from '../../src/importers/codex/parser.ts';
-import { corpusOrSkip } from '../helpers/corpus.ts';
+import { corpusLines, corpusOrSkip } from '../helpers/corpus.ts';
 
 type Rec = Record<string, unknown>;
 const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -86,16 +84,12 @@ const CORPUS = corpusOrSkip('codex', 'keysInBytes on the Codex corpus (test/impo
 
 describe.skipIf(CORPUS === null)('keysInBytes on every line of the Codex corpus', () => {
   it('a superset of the parse on each line', () => {
-    const files = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(d, e.name)) : e.name.endsWith('.jsonl') ? [join(d, e.name)] : []));
     let lines = 0;
     let read = 0;
-    for (const f of files(CORPUS as string)) {
-      for (const text of readFileSync(f, 'utf8').split('\n')) {
-        if (text === '') continue;
-        lines++;
-        if (keysInBytes(Buffer.from(text, 'utf8')) !== undefined) read++;
-        expectSuperset(text);
-      }
+    for (const text of corpusLines(CORPUS as string)) {
+      lines++;
+      if (keysInBytes(Buffer.from(text, 'utf8')) !== undefined) read++;
+      expectSuperset(text);
     }
     expect(lines).toBeGreaterThan(10_000);
     expect(read).toBeGreaterThan(lines / 2);

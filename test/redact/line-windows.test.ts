@@ -2,12 +2,10 @@
 // (src/redact/redact.ts, runNamedRules). That is an optimisation, never a change: the spans they
 // find must be the spans the same rules find searching the whole text, on every text. The oracle
 // is the whole-text search (the rules' expressions run as they are, no lines taken apart).
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { namedRuleSpans } from '../../src/redact/redact.ts';
-import { corpusOrSkip } from '../helpers/corpus.ts';
+import { corpusLines, corpusOrSkip } from '../helpers/corpus.ts';
 import { NEGATIVES, POSITIVES } from './corpus.ts';
 
 function expectSame(text: string): void {
@@ -68,30 +66,27 @@ const CORPUS = corpusOrSkip('codex', 'named rules by lines on the Codex corpus (
 
 describe.skipIf(CORPUS === null)('named rules by lines on the Codex corpus', () => {
   it('every function call input and every output: the same spans', () => {
-    const files = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(d, e.name)) : e.name.endsWith('.jsonl') ? [join(d, e.name)] : []));
     let texts = 0;
     let long = 0;
-    for (const f of files(CORPUS as string)) {
-      for (const line of readFileSync(f, 'utf8').split('\n')) {
-        if (!line.includes('"function_call')) continue;
-        let obj: { payload?: { arguments?: unknown; output?: unknown } };
+    for (const line of corpusLines(CORPUS as string)) {
+      if (!line.includes('"function_call')) continue;
+      let obj: { payload?: { arguments?: unknown; output?: unknown } };
+      try {
+        obj = JSON.parse(line) as typeof obj;
+      } catch {
+        continue;
+      }
+      for (const t of [obj.payload?.arguments, obj.payload?.output]) {
+        if (typeof t !== 'string') continue;
+        texts++;
+        if (t.length >= 512) long++;
+        expectSame(t);
+        // The decoded command (an argv's script) as the redactor reads it.
         try {
-          obj = JSON.parse(line) as typeof obj;
+          const cmd = (JSON.parse(t) as { command?: unknown }).command;
+          if (Array.isArray(cmd)) expectSame(cmd.map(String).join(' '));
         } catch {
-          continue;
-        }
-        for (const t of [obj.payload?.arguments, obj.payload?.output]) {
-          if (typeof t !== 'string') continue;
-          texts++;
-          if (t.length >= 512) long++;
-          expectSame(t);
-          // The decoded command (an argv's script) as the redactor reads it.
-          try {
-            const cmd = (JSON.parse(t) as { command?: unknown }).command;
-            if (Array.isArray(cmd)) expectSame(cmd.map(String).join(' '));
-          } catch {
-            // not JSON: read as text above
-          }
+          // not JSON: read as text above
         }
       }
     }

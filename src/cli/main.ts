@@ -460,7 +460,7 @@ async function reusedRows<T>(values: SinkValues, io: Io, what: { readonly report
   const key = cacheKey(what, code);
   const kept = readReportCache(dir, key);
   if (kept !== undefined) {
-    io.err(`${existingDatabase(values)} (unchanged since this report last ran: its rows reused)`);
+    io.err(`${existingDatabase(values)} (its tables unchanged since the rows of this report were made: rows reused)`);
     return kept as T;
   }
   const rows = await compute();

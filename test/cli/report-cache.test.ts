@@ -16,7 +16,7 @@ afterAll(() => tmp.cleanup());
 
 const DB = join(tmp.dir, 'db');
 const ENV: NodeJS.ProcessEnv = { PATH: process.env['PATH'], HOME: tmp.dir, TOOLCANON_HOST: 'box', TOOLCANON_DEVICE_ID: 'dev-1' };
-const REUSED = '(unchanged since this report last ran: its rows reused)';
+const REUSED = '(its tables unchanged since the rows of this report were made: rows reused)';
 
 function toolcanon(args: string[], env: NodeJS.ProcessEnv = {}): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), ...args], { cwd: tmp.dir, encoding: 'utf8', env: { ...ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -446,8 +446,8 @@ function cacheKey(what: { readonly report: string } & ReportQuery, code: string)
 
 /**
  * A report's rows (src/report/cache.ts): from the rows kept for the same report when the data
- * directory this process would open itself (not served, not in use) has the same tables as
- * then, else computed by `compute` and kept. TOOLCANON_REPORT_CACHE=0: always computed.
+ * directory this process would open itself (not one another process serves) has the same tables
+ * as then, else computed by `compute` and kept. TOOLCANON_REPORT_CACHE=0: always computed.
  */
 async function reusedRows<T>(values: SinkValues, io: Io, what: { readonly report: string } & ReportQuery, compute: () => Promise<T>): Promise<T> {
   const dir = reportCacheEnabled() ? ownDataDir(values) : undefined;

@@ -464,7 +464,7 @@ async function reusedRows<T>(values: SinkValues, io: Io, what: { readonly report
     return kept as T;
   }
   const rows = await compute();
-  writeReportCache(dir, key, rows);
+  writeReportCache(dir, [{ key, rows }]);
   return rows;
 }
 
@@ -501,7 +501,7 @@ async function withSink<T>(values: SinkValues, run: (sink: ClickHouseSink) => Pr
     return result;
   } finally {
     await sink.close();
-    for (const r of remade) writeReportCache(keptIn as string, r.key, r.rows);
+    writeReportCache(keptIn as string, remade);
   }
 }
 

@@ -11,6 +11,7 @@
 // strings (an argv) is also read as one command line, so ["curl","-u","user:pw"] is
 // `curl -u user:pw`.
 import { sha256Hex } from '../util/hash.ts';
+import { isJsonSpace } from '../util/json-spans.ts';
 import { CONTEXT_KINDS, isPlaceholderValue, judgeNamed, kindOfNamed, REDACTION_RULES, secretStrength, UNQUOTED_VALUE_CAP, type RedactionRule } from './rules.ts';
 
 export interface RedactedText {
@@ -501,11 +502,11 @@ function findInJson(text: string, out: Span[], g: Gate): void {
     while (next < at.length && (at[next] as number) < m.index) next++;
     const hit = every || (next < at.length && (at[next] as number) < end);
     let k = end;
-    while (k < text.length && isSpace(text.charCodeAt(k))) k++;
+    while (k < text.length && isJsonSpace(text.charCodeAt(k))) k++;
     const isKey = text.charCodeAt(k) === 58; /* : */
     if (isKey) {
       k++;
-      while (k < text.length && isSpace(text.charCodeAt(k))) k++;
+      while (k < text.length && isJsonSpace(text.charCodeAt(k))) k++;
       keyFor = k;
       keyHit = hit;
       key = '';
@@ -520,7 +521,7 @@ function findInJson(text: string, out: Span[], g: Gate): void {
     const valued = keyFor === m.index && keyHit;
     // An array of strings: its items read together as one command line.
     let p = m.index - 1;
-    while (p >= 0 && isSpace(text.charCodeAt(p))) p--;
+    while (p >= 0 && isJsonSpace(text.charCodeAt(p))) p--;
     const before = text.charCodeAt(p);
     const continues = before === 44 /* , */ && argv.length > 0 && onlyCommaBetween(text, argvEnd, m.index);
     if (!continues) {
@@ -548,14 +549,10 @@ function findInJson(text: string, out: Span[], g: Gate): void {
   if (argvHit) findInArgv(argv, out);
 }
 
-function isSpace(c: number): boolean {
-  return c === 32 || c === 10 || c === 13 || c === 9;
-}
-
 function onlyCommaBetween(text: string, from: number, to: number): boolean {
   for (let i = from; i < to; i++) {
     const c = text.charCodeAt(i);
-    if (c !== 44 && !isSpace(c)) return false;
+    if (c !== 44 && !isJsonSpace(c)) return false;
   }
   return true;
 }

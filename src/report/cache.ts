@@ -150,21 +150,17 @@ export function readReportCache(dir: string, key: ReportCacheKey): unknown {
  * first, at most `max`: what a write into the directory makes again while its engine is open.
  */
 export function keptKeys(dir: string, code: string, max: number): ReportCacheKey[] {
-  const folder = join(dir, REPORT_CACHE_DIR);
-  let files: { f: string; t: number }[];
+  let files: string[];
   try {
-    files = readdirSync(folder)
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => ({ f, t: statSync(join(folder, f)).mtimeMs }))
-      .sort((a, b) => b.t - a.t);
+    files = keptFiles(join(dir, REPORT_CACHE_DIR));
   } catch {
     return [];
   }
   const keys: ReportCacheKey[] = [];
-  for (const { f } of files) {
+  for (const f of files) {
     if (keys.length >= max) break;
     try {
-      const kept = JSON.parse(readFileSync(join(folder, f), 'utf8')) as { format?: unknown; key?: ReportCacheKey };
+      const kept = JSON.parse(readFileSync(f, 'utf8')) as { format?: unknown; key?: ReportCacheKey };
       if (kept.format === FORMAT && kept.key?.code === code) keys.push(kept.key);
     } catch {
       // being replaced, or damaged: not made again
@@ -174,34 +170,38 @@ export function keptKeys(dir: string, code: string, max: number): ReportCacheKey
 }
 
 /**
- * Keeps a report's rows with the stamp taken now (after the engine closed): rows JSON does not
- * give back exactly are not kept. Never fails the report: a directory that cannot take the file
- * just keeps nothing.
+ * Keeps reports' rows with the stamp taken now (after the engine closed; one stamp for all):
+ * rows JSON does not give back exactly are not kept. Never fails the command: a directory that
+ * cannot take the files just keeps nothing.
  */
-export function writeReportCache(dir: string, key: ReportCacheKey, rows: unknown): void {
-  if (!jsonExact(rows)) return;
+export function writeReportCache(dir: string, reports: readonly { readonly key: ReportCacheKey; readonly rows: unknown }[]): void {
+  const exact = reports.filter((r) => jsonExact(r.rows));
+  if (exact.length === 0) return;
   const stamp = tablesStamp(dir);
   if (stamp === undefined) return;
-  const file = keyFile(dir, key);
   const folder = join(dir, REPORT_CACHE_DIR);
   try {
     mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ format: FORMAT, stamp, key, rows }), { mode: 0o600 });
-    renameSync(tmp, file);
-    evict(folder);
+    for (const { key, rows } of exact) {
+      const file = keyFile(dir, key);
+      const tmp = `${file}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify({ format: FORMAT, stamp, key, rows }), { mode: 0o600 });
+      renameSync(tmp, file);
+    }
+    // Keeps the REPORT_CACHE_ENTRIES most recently asked or written.
+    for (const f of keptFiles(folder).slice(REPORT_CACHE_ENTRIES)) rmSync(f, { force: true });
   } catch {
     // a full disk or a read-only directory: the report was printed; nothing is kept
   }
 }
 
-/** Keeps the REPORT_CACHE_ENTRIES most recently asked or written reports. */
-function evict(folder: string): void {
-  const files = readdirSync(folder)
+/** The kept reports' files of a folder, the most recently asked or written first. */
+function keptFiles(folder: string): string[] {
+  return readdirSync(folder)
     .filter((f) => f.endsWith('.json'))
-    .map((f) => ({ f, t: statSync(join(folder, f)).mtimeMs }))
-    .sort((a, b) => b.t - a.t);
-  for (const { f } of files.slice(REPORT_CACHE_ENTRIES)) rmSync(join(folder, f), { force: true });
+    .map((f) => ({ f: join(folder, f), t: statSync(join(folder, f)).mtimeMs }))
+    .sort((a, b) => b.t - a.t)
+    .map((e) => e.f);
 }
 
 /** Removes every kept report of a data directory. */

@@ -97,12 +97,13 @@ const enum Ch {
   Cr = 13,
 }
 
+/** JSON's whitespace (a character code, or a byte of UTF-8 text). */
+export function isJsonSpace(c: number): boolean {
+  return c === Ch.Space || c === Ch.Tab || c === Ch.Lf || c === Ch.Cr;
+}
+
 function skipWhitespace(text: string, i: number): number {
-  while (i < text.length) {
-    const c = text.charCodeAt(i);
-    if (c !== Ch.Space && c !== Ch.Tab && c !== Ch.Lf && c !== Ch.Cr) break;
-    i++;
-  }
+  while (i < text.length && isJsonSpace(text.charCodeAt(i))) i++;
   return i;
 }
 

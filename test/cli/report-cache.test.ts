@@ -202,15 +202,15 @@ describe('the tables stamp', () => {
 
   it('keeps rows JSON gives back exactly, and at most REPORT_CACHE_ENTRIES reports', () => {
     const key = (n: number): ReportCacheKey => ({ report: 'usage', by: 'day', format: 'json', scope: { since: undefined }, prices: undefined, code: `c${n}` });
-    writeReportCache(dir, key(0), [{ a: 1, b: 'x', c: null, d: [true] }]);
+    writeReportCache(dir, [{ key: key(0), rows: [{ a: 1, b: 'x', c: null, d: [true] }] }]);
     expect(readReportCache(dir, key(0))).toEqual([{ a: 1, b: 'x', c: null, d: [true] }]);
     expect(readReportCache(dir, key(1))).toBeUndefined();
-    writeReportCache(dir, key(2), [{ a: 1n }]);
+    writeReportCache(dir, [{ key: key(2), rows: [{ a: 1n }] }]);
     expect(readReportCache(dir, key(2))).toBeUndefined();
-    for (let i = 3; i < 3 + REPORT_CACHE_ENTRIES + 4; i++) writeReportCache(dir, key(i), []);
+    for (let i = 3; i < 3 + REPORT_CACHE_ENTRIES + 4; i++) writeReportCache(dir, [{ key: key(i), rows: [] }]);
     expect(readdirSync(join(dir, REPORT_CACHE_DIR)).filter((f) => f.endsWith('.json')).length).toBe(REPORT_CACHE_ENTRIES);
     // A change of the tables: nothing kept is reused.
-    writeReportCache(dir, key(100), [1]);
+    writeReportCache(dir, [{ key: key(100), rows: [1] }]);
     mkdirSync(join(table, 'all_3_3_0'));
     expect(readReportCache(dir, key(100))).toBeUndefined();
   });

@@ -4,7 +4,7 @@
 // be read is returned as malformed (with its line), one skipped on purpose is counted.
 import { basename } from 'node:path';
 import { MCP_HARNESS_PREFIX, MCP_SEPARATOR } from '../../canonical/mcp.ts';
-import { findSpan } from '../../util/json-spans.ts';
+import { findSpan, isJsonSpace } from '../../util/json-spans.ts';
 import { MAX_EVENT_LINE_BYTES, normaliseTimestamp, stableEventId, toolCallEnvelopeWithin, usageEnvelope, type RawToolInput, type ToolCallFields, type UsageFields, type Envelope } from '../envelope.ts';
 import { describeValue, MalformedStream, parseObject, readObject, type RawLine } from '../lines.ts';
 import { LastLines, parseLinesWith, ReleaseQueue, type Held } from '../stream.ts';
@@ -336,10 +336,6 @@ function stringMembers(b: Buffer, key: Buffer, out: string[]): void {
       }
     }
   }
-}
-
-function isJsonSpace(c: number): boolean {
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 }
 
 /**

@@ -18,7 +18,7 @@ import { deriveRegistrations, type SnapshotTool } from '../mcp/registrations.ts'
 import { projectToolCall } from '../transform/project.ts';
 import { indexArray, indexObject, skipValue } from '../util/json-spans.ts';
 import type { TypedEvent } from './typed.ts';
-import { redactBytes, redactCounted, redactJsonCounted, redactJsonPartCounted, redactJsonText, redactShortCounted, redactText } from '../redact/redact.ts';
+import { redactBytes, redactCounted, redactInputCounted, redactJsonCounted, redactJsonPartCounted, redactJsonText, redactShortCounted, redactText } from '../redact/redact.ts';
 
 // Kept where they were first exported from: callers of the decoder import them here.
 export { DEFAULT_LIMITS, toClickHouseTime };
@@ -393,7 +393,9 @@ function decodeToolCall(
   const receivedInput = wasString ? (event.input as string) : text.slice(from, to);
   const r = limits.redact === false ? KEEP : new Redaction();
   // An object's JSON text is redacted in its decoded strings (escapes read), a string as text.
-  const rawInput = wasString ? r.text(receivedInput) : r.jsonPart(text, from, to);
+  const rawInput = wasString ? r.input(receivedInput) : r.jsonPart(text, from, to);
+  // The string input returned as it came and parsed as JSON text by redaction: not parsed again.
+  const knownJson = wasString && r.inputJson;
   const error = r.text(event.error ?? '');
   const sessionId = r.short(event.session_id);
   const storedAgentId = r.short(agentId);
@@ -403,7 +405,7 @@ function decodeToolCall(
   const callId = r.text(event.call_id);
   const model = r.short(event.model ?? '');
   const tool = r.short(event.tool);
-  const p = projectToolCall(event.harness, tool, { text: rawInput, wasString });
+  const p = projectToolCall(event.harness, tool, { text: rawInput, wasString, knownJson });
   // A user's own event id is stored redacted (a derived one is a hash); counted before the flags.
   const storedEventId = event.event_id === undefined ? eventId : r.short(eventId);
   // No model named: stored as '' and flagged, so a row of an unknown model is found as such.
@@ -463,8 +465,16 @@ function decodeToolCall(
 /** Redacts texts one by one and counts the secrets replaced. */
 class Redaction {
   count = 0;
+  /** Set by input(): what it returned is the input unchanged and JSON text. */
+  inputJson = false;
   text(s: string): string {
     return s === '' ? s : redactCounted(s, this);
+  }
+  /** text() of a tool call's string input, saying in `inputJson` whether it returned JSON text unchanged. */
+  input(s: string): string {
+    if (s !== '') return redactInputCounted(s, this);
+    this.inputJson = false;
+    return s;
   }
   /** A field whose values repeat from event to event (session, model, tool, …): remembered. */
   short(s: string): string {
@@ -481,7 +491,7 @@ class Redaction {
 }
 
 /** Redaction off (--no-redact): texts stay as received. */
-const KEEP = { count: 0, text: (s: string): string => s, short: (s: string): string => s, json: (s: string): string => s, jsonPart: (t: string, from: number, to: number): string => t.slice(from, to) } as const;
+const KEEP = { count: 0, inputJson: false, text: (s: string): string => s, input: (s: string): string => s, short: (s: string): string => s, json: (s: string): string => s, jsonPart: (t: string, from: number, to: number): string => t.slice(from, to) } as const;
 
 function schemaDeadLetter(errors: ErrorObject[] | null | undefined, parsed: unknown, dead: (reason: DeadLetterReason, detail: string) => DecodeOutcome): DecodeOutcome {
   const first = errors?.[0];

@@ -12,7 +12,7 @@
 // `curl -u user:pw`.
 import { sha256Hex } from '../util/hash.ts';
 import { isJsonSpace } from '../util/json-spans.ts';
-import { CONTEXT_KINDS, isPlaceholderValue, judgeNamed, kindOfNamed, REDACTION_RULES, secretStrength, UNQUOTED_VALUE_CAP, type RedactionRule } from './rules.ts';
+import { CONTEXT_KINDS, isPlaceholderValue, judgeNamed, kindOfNamed, NAME_WORD, REDACTION_RULES, secretStrength, UNQUOTED_VALUE_CAP, type RedactionRule } from './rules.ts';
 
 export interface RedactedText {
   /** The text with every secret replaced (the same string when nothing was). */
@@ -372,7 +372,7 @@ function runNamedRules(text: string, base: number, out: Span[], byLines: boolean
       runRule(c, text, base, out);
       continue;
     }
-    lines ??= nameWordLines(text, g ?? gate(text));
+    lines ??= g === undefined ? linesWithNameWord(text) : nameWordLines(text, g);
     for (let i = 0; i < lines.length; i += 2) {
       const from = lines[i] as number;
       const to = lines[i + 1] as number;
@@ -396,6 +396,31 @@ function nameWordLines(text: string, g: Gate): number[] {
     const to = nl === -1 ? text.length : nl + 1;
     if (out.length > 0 && out[out.length - 1] === from) out[out.length - 1] = to;
     else out.push(from, to);
+  }
+  return out;
+}
+
+/** NAME_WORD as the line rules read it (their lookbehinds: case-insensitive, no `u`). */
+const NAME_WORD_SEARCH = new RegExp(NAME_WORD, 'gi');
+
+/**
+ * The lines of a text that hold one of NAME_WORD's words (as nameWordLines, without a gate of the
+ * text: a text the gate was not run on is searched for the words alone, which costs about half
+ * a gate's pass).
+ */
+function linesWithNameWord(text: string): number[] {
+  const out: number[] = [];
+  const re = NAME_WORD_SEARCH;
+  re.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    const from = text.lastIndexOf('\n', m.index - 1) + 1;
+    const nl = text.indexOf('\n', m.index);
+    const to = nl === -1 ? text.length : nl + 1;
+    if (out.length > 0 && out[out.length - 1] === from) out[out.length - 1] = to;
+    else out.push(from, to);
+    if (to === text.length) break;
+    re.lastIndex = to; // the rest of the line is in
   }
   return out;
 }
@@ -573,10 +598,10 @@ function findInArgvItem(value: string, content: string, contentStart: number, ou
 function findInArgv(argv: readonly ArgvItem[], out: Span[]): void {
   if (argv.length < 2) return;
   const line = argv.map((a) => a.value).join(' ');
-  const g = gate(line);
-  if (!g.named) return;
+  // No gate first: each named rule tests its literals before it runs (what the gate's name
+  // places would have allowed), and the line rules run on the lines that hold a name word.
   const found: Span[] = [];
-  runNamedRules(line, 0, found, true, g);
+  runNamedRules(line, 0, found, true);
   if (found.length === 0) return;
   let at = 0;
   for (const a of argv) {
@@ -665,9 +690,32 @@ export function redactJsonText(text: string): RedactedText {
  * it holds JSON strings with escapes, on those strings decoded too.
  */
 export function redactCounted(text: string, into: RedactionCount): string {
+  return redactTextOrJson(text, into, undefined);
+}
+
+/** What redactInputCounted also says of the text it returns. */
+export interface InputRedaction extends RedactionCount {
+  /** True when the text returned is the text given and was read as JSON text (checked by parsing it). */
+  inputJson: boolean;
+}
+
+/**
+ * redactCounted of a tool call's input given as a string, that also says whether what it
+ * returns is the input unchanged and JSON text: the projection then need not parse it again.
+ */
+export function redactInputCounted(text: string, into: InputRedaction): string {
+  into.inputJson = false;
+  return redactTextOrJson(text, into, into);
+}
+
+function redactTextOrJson(text: string, into: RedactionCount, said: InputRedaction | undefined): string {
   const escaped = text.includes('\\') && text.includes('"');
   // JSON text (an object or an array): only its strings, decoded, so no escape is cut.
-  if (escaped && isJsonText(text)) return redactJsonCounted(text, into);
+  if (escaped && isJsonText(text)) {
+    const out = redactJsonCounted(text, into);
+    if (said !== undefined) said.inputJson = out === text;
+    return out;
+  }
   const g = gate(text);
   if (!g.named && g.shapes === undefined && !(escaped && g.hiding)) return text;
   const spans: Span[] = [];

@@ -39,6 +39,8 @@ export interface RawInput {
   readonly text: string;
   /** True when the envelope carried the input as a JSON string rather than an object. */
   readonly wasString: boolean;
+  /** True when `text` is known to be JSON text (its redaction parsed it): not parsed again. */
+  readonly knownJson?: boolean;
 }
 
 const INT64_MIN = -(2n ** 63n);
@@ -132,7 +134,7 @@ function projectMembers(
 
 /** The members of the raw input, when it is (or its string holds) a JSON object. */
 function indexRawInput(raw: RawInput, flags: RowFlag[], projectionExpected: boolean): { text: string; members: Members } | undefined {
-  if (raw.wasString) {
+  if (raw.wasString && raw.knownJson !== true) {
     try {
       JSON.parse(raw.text);
     } catch {

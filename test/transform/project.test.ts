@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeEvent } from '../../src/decode/event.ts';
 import type { ToolCallRow } from '../../src/model/records.ts';
+import { redactInputCounted } from '../../src/redact/redact.ts';
 import { joinArgv, projectToolCall, renderCanonicalMeta } from '../../src/transform/project.ts';
 import { bytes, eventLine } from '../helpers/events.ts';
 
@@ -118,6 +119,39 @@ describe('MCP attribution', () => {
   it('flags MCP arguments that are not JSON, and keeps them verbatim', () => {
     const bad = '{"project": "/p", "note": "runaway ';
     expect(row(eventLine({ harness: 'codex', tool: 'serena__activate_project', input: bad }))).toMatchObject({ namespace: 'mcp', raw_input: bad, flags: ['input_not_json'], canonical_input: '' });
+  });
+
+  it('reads a string input as JSON exactly when it is: with escapes, cut short, redacted, or as text', () => {
+    // Redaction parses a string input with escapes to know it is JSON text; the projection then
+    // takes its word (redactInputCounted) only when the text came back unchanged.
+    const escaped = '{"relative_path":"a\\\\b","note":"line\\none"}';
+    expect(row(eventLine({ harness: 'codex', tool: 'serena__find_file', input: escaped }))).toMatchObject({ raw_input: escaped, path: 'a\\b', flags: [] });
+    const cut = '{"relative_path":"a\\\\b","note":"line\\none';
+    expect(row(eventLine({ harness: 'codex', tool: 'serena__find_file', input: cut }))).toMatchObject({ raw_input: cut, path: null, flags: ['input_not_json'] });
+    const secret = '{"relative_path":"a\\\\b","password":"hunter2-Xq9!zz"}';
+    const redacted = row(eventLine({ harness: 'codex', tool: 'serena__find_file', input: secret }));
+    expect(redacted.raw_input).not.toContain('hunter2');
+    expect(redacted).toMatchObject({ path: 'a\\b', flags: ['redacted'] });
+    const array = '["a\\nb"]';
+    expect(row(eventLine({ harness: 'codex', tool: 'serena__find_file', input: array }))).toMatchObject({ raw_input: array, flags: ['input_not_object'] });
+  });
+
+  it('says whether a string input came back unchanged as JSON text (redactInputCounted)', () => {
+    const said = (text: string): { text: string; json: boolean } => {
+      const into = { count: 0, inputJson: true };
+      const out = redactInputCounted(text, into);
+      return { text: out, json: into.inputJson };
+    };
+    expect(said('{"a":"x\\ny"}')).toEqual({ text: '{"a":"x\\ny"}', json: true });
+    expect(said('[1, "\\t"]')).toEqual({ text: '[1, "\\t"]', json: true });
+    // Not parsed (nothing escaped), not JSON, not whole, or changed: no word given.
+    expect(said('{"a":"x"}').json).toBe(false);
+    expect(said('{"a":"x\\ny"').json).toBe(false);
+    expect(said('"x\\ny"').json).toBe(false);
+    expect(said('echo "a\\b"').json).toBe(false);
+    const changed = said('{"token":"ghp_0123456789abcdefghijABCDEFGHIJ012345","n":"\\n"}');
+    expect(changed.text).toContain('[REDACTED:');
+    expect(changed.json).toBe(false);
   });
 
   it('flags a direct MCP call with a bad name', () => {

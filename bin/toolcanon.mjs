@@ -4,7 +4,7 @@
 // through tsx, so an edited checkout never runs stale code.
 // node:child_process and node:os are imported only where needed: statusline runs on every
 // prompt of Claude Code, and each costs it milliseconds.
-import { existsSync, fstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
@@ -23,9 +23,13 @@ function newestMtimeMs(dir) {
 
 // The embedded engine (chdb) reads the process's fd 0 as data for every INSERT when it is a pipe,
 // a file or a socket with data (chdb-io/chdb-core#239): `cat x | toolcanon replay -` would fail,
-// or worse, insert those bytes. So when stdin carries data, the command runs in a child whose fd 0
-// is /dev/null and which reads our stdin from fd 3 instead (TOOLCANON_STDIN_FD). The Kafka
-// commands never read stdin and keep their own signal handling: they run in place.
+// or worse, insert those bytes. So when stdin carries data, fd 0 is made /dev/null and our stdin
+// is read from a copy of it instead (TOOLCANON_STDIN_FD): in place, through libc's dup and dup2
+// (ffi-rs, a dependency already); where that cannot be done (or TOOLCANON_STDIN_CHILD=1), in a
+// child whose fd 0 is /dev/null and which reads our stdin from fd 3. A child costs a second
+// Node start (~70 ms here), which a script that runs toolcanon with a pipe for stdin (a
+// scheduler, a hook, a benchmark harness) paid on every command. The Kafka commands never read
+// stdin and keep their own signal handling: they run as they are.
 const args = process.argv.slice(2);
 function stdinCarriesData() {
   try {
@@ -35,16 +39,46 @@ function stdinCarriesData() {
     return false;
   }
 }
+
+/** fd 0 made /dev/null, its file kept on a new descriptor (returned); undefined when that cannot be done here. */
+async function moveStdinAside() {
+  if (process.env.TOOLCANON_STDIN_CHILD === '1') return undefined;
+  let devNull;
+  try {
+    const { createRequire } = await import('node:module');
+    const { open, load, DataType } = createRequire(import.meta.url)('ffi-rs');
+    const library = 'toolcanon-libc';
+    open({ library, path: process.platform === 'darwin' ? '/usr/lib/libSystem.B.dylib' : 'libc.so.6' });
+    const call = (funcName, values) => load({ library, funcName, retType: DataType.I32, paramsType: values.map(() => DataType.I32), paramsValue: values });
+    devNull = openSync('/dev/null', 'r');
+    const kept = call('dup', [0]);
+    if (kept < 0) return undefined;
+    if (call('dup2', [devNull, 0]) !== 0) {
+      closeSync(kept);
+      return undefined;
+    }
+    return kept;
+  } catch {
+    return undefined; // no ffi-rs for this platform, or no such C library: the child below
+  } finally {
+    if (devNull !== undefined) closeSync(devNull);
+  }
+}
+
 // statusline loads no engine and reads its stdin itself.
 if (process.env.TOOLCANON_STDIN_FD === undefined && args[0] !== 'consume' && args[0] !== 'produce' && args[0] !== 'statusline' && stdinCarriesData()) {
-  const [{ spawn }, { constants: osConstants }] = await Promise.all([import('node:child_process'), import('node:os')]);
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...args], {
-    stdio: ['ignore', 'inherit', 'inherit', 0],
-    env: { ...process.env, TOOLCANON_STDIN_FD: '3' },
-  });
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
-  const code = await new Promise((resolve) => child.on('exit', (c, signal) => resolve(c ?? 128 + (osConstants.signals[signal] ?? 1))));
-  process.exit(code);
+  const kept = await moveStdinAside();
+  if (kept !== undefined) process.env.TOOLCANON_STDIN_FD = String(kept);
+  else {
+    const [{ spawn }, { constants: osConstants }] = await Promise.all([import('node:child_process'), import('node:os')]);
+    const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...args], {
+      stdio: ['ignore', 'inherit', 'inherit', 0],
+      env: { ...process.env, TOOLCANON_STDIN_FD: '3' },
+    });
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+    const code = await new Promise((resolve) => child.on('exit', (c, signal) => resolve(c ?? 128 + (osConstants.signals[signal] ?? 1))));
+    process.exit(code);
+  }
 }
 
 // statusline's bundle (scripts/bundle-statusline.mjs), when no source it was built from is newer.

@@ -161,6 +161,21 @@ describe('first contact (issue 13): a new user on a database that does not exist
     expect(imported.code, imported.stderr).toBe(0);
   });
 
+  it('reads piped stdin the same way through a child (TOOLCANON_STDIN_CHILD=1, where fd 0 cannot be moved aside in place)', () => {
+    const events = readFileSync(join(ROOT, 'fixtures/claude_code/calls.jsonl'), 'utf8');
+    const run = (child: boolean, name: string): Record<string, unknown> => {
+      const env = { ...process.env, TOOLCANON_DB: join(tmp.dir, 'db') };
+      if (child) env['TOOLCANON_STDIN_CHILD'] = '1';
+      else delete env['TOOLCANON_STDIN_CHILD'];
+      const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), 'replay', '-', '--format', 'json', ...fresh(name)], { cwd: tmp.dir, encoding: 'utf8', input: events, env });
+      expect(r.status, r.stderr).toBe(0);
+      return Object.fromEntries(jsonLines(r.stdout).map((x) => [x['metric'], x['value']]));
+    };
+    const inPlace = run(false, 'stdin-in-place');
+    expect(inPlace).toMatchObject({ events_read: 50, rows_written: 50, dead_letters: 0 });
+    expect(run(true, 'stdin-child')).toMatchObject({ events_read: inPlace['events_read'], rows_written: inPlace['rows_written'], dead_letters: 0 });
+  });
+
   it('says in one line, and exits 1, when what was replayed or imported was not what it expects', () => {
     const junk = toolcanon(['replay', join(ROOT, 'README.md'), ...fresh('junk')]);
     expect(junk.code).toBe(1);

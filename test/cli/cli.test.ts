@@ -164,7 +164,7 @@ describe('first contact (issue 13): a new user on a database that does not exist
   it('reads piped stdin the same way through a child (TOOLCANON_STDIN_CHILD=1, where fd 0 cannot be moved aside in place)', () => {
     const events = readFileSync(join(ROOT, 'fixtures/claude_code/calls.jsonl'), 'utf8');
     const run = (child: boolean, name: string): Record<string, unknown> => {
-      const env = { ...process.env, TOOLCANON_DB: join(tmp.dir, 'db') };
+      const env: NodeJS.ProcessEnv = { ...process.env, TOOLCANON_DB: join(tmp.dir, 'db') };
       if (child) env['TOOLCANON_STDIN_CHILD'] = '1';
       else delete env['TOOLCANON_STDIN_CHILD'];
       const r = spawnSync(process.execPath, [join(ROOT, 'bin/toolcanon.mjs'), 'replay', '-', '--format', 'json', ...fresh(name)], { cwd: tmp.dir, encoding: 'utf8', input: events, env });

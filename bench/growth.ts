@@ -53,7 +53,7 @@ async function writeEvents(file: string, n: number): Promise<void> {
 /** The child: replays the file, sampling its own memory every 250 ms; prints one JSON line. */
 async function child(file: string, db: string): Promise<void> {
   let peak: Memory = memoryNow();
-  const samples: Array<{ events: number; memory: Memory }> = [];
+  const samples: Array<{ events: number; memory: Memory; engineMb: number }> = [];
   const sample = (): void => {
     const m = memoryNow();
     if (m.rssMb > peak.rssMb) peak = m;
@@ -69,6 +69,24 @@ async function child(file: string, db: string): Promise<void> {
   const afterParse = memoryNow();
   const sink = await ClickHouseSink.open({ db });
   const afterOpen = memoryNow();
+  // What the engine itself says it holds (its memory tracker: inserts, merges, caches; not the
+  // allocator's retained pages), asked between the replay's own queries; its highest value and
+  // the last one read at each tenth of the input.
+  let engineMb = 0;
+  let enginePeakMb = 0;
+  let asking = false;
+  const askEngine = async (): Promise<void> => {
+    if (asking) return;
+    asking = true;
+    try {
+      const rows = await sink.queryDisplayRows("SELECT value FROM system.metrics WHERE metric = 'MemoryTracking'");
+      engineMb = Number(rows[0]?.['value'] ?? 0) / 1e6;
+      if (engineMb > enginePeakMb) enginePeakMb = engineMb;
+    } finally {
+      asking = false;
+    }
+  };
+  const engineTimer = setInterval(() => void askEngine(), 250);
   const start = performance.now();
   let lastBytes = 0;
   const total = statSync(file).size;
@@ -77,7 +95,7 @@ async function child(file: string, db: string): Promise<void> {
       // A memory sample at each tenth of the input, to show whether it grows with the events seen.
       if (bytes - lastBytes >= total / 10) {
         lastBytes = bytes;
-        samples.push({ events: Math.round((parsed * bytes) / total), memory: memoryNow() });
+        samples.push({ events: Math.round((parsed * bytes) / total), memory: memoryNow(), engineMb });
         sample();
       }
     },
@@ -85,13 +103,15 @@ async function child(file: string, db: string): Promise<void> {
   const seconds = (performance.now() - start) / 1000;
   sample();
   clearInterval(timer);
+  clearInterval(engineTimer);
+  while (asking) await new Promise((r) => setTimeout(r, 10));
   await sink.close();
-  console.log(JSON.stringify({ parsed, parseSeconds, seconds, rowsWritten: counts.rowsWritten, deadLetters: counts.deadLetters, eventsRead: counts.eventsRead, afterParse, afterOpen, peak, samples }));
+  console.log(JSON.stringify({ parsed, parseSeconds, seconds, rowsWritten: counts.rowsWritten, deadLetters: counts.deadLetters, eventsRead: counts.eventsRead, afterParse, afterOpen, peak, samples, enginePeakMb }));
 }
 
 async function main(): Promise<void> {
   const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
-  const runs: Array<{ n: number; r: { parsed: number; parseSeconds: number; seconds: number; rowsWritten: number; eventsRead: number; deadLetters: number; afterOpen: Memory; peak: Memory; samples: Array<{ events: number; memory: Memory }> }; mb: number }> = [];
+  const runs: Array<{ n: number; r: { parsed: number; parseSeconds: number; seconds: number; rowsWritten: number; eventsRead: number; deadLetters: number; afterOpen: Memory; peak: Memory; samples: Array<{ events: number; memory: Memory; engineMb: number }>; enginePeakMb: number }; mb: number }> = [];
   for (const n of sizes.length > 0 ? sizes : [100_000, 1_000_000]) {
     const tmp = mkdtempSync(join(tmpdir(), 'toolcanon-growth-'));
     try {
@@ -107,7 +127,10 @@ async function main(): Promise<void> {
       rmSync(tmp, { recursive: true, force: true });
     }
   }
-  for (const { n, r } of runs) console.log(`${n}: samples (events: anon / JS heap / external MB) ${r.samples.map((x) => `${x.events}: ${x.memory.anonMb.toFixed(0)}/${x.memory.heapMb.toFixed(0)}/${x.memory.externalMb.toFixed(0)}`).join(', ')}`);
+  for (const { n, r } of runs) {
+    console.log(`${n}: samples (events: anon / JS heap / external / the engine's tracker MB) ${r.samples.map((x) => `${x.events}: ${x.memory.anonMb.toFixed(0)}/${x.memory.heapMb.toFixed(0)}/${x.memory.externalMb.toFixed(0)}/${x.engineMb.toFixed(0)}`).join(', ')}`);
+    console.log(`${n}: the engine's tracked memory at most ${r.enginePeakMb.toFixed(0)} MB (sampled every 250 ms); peak anonymous ${r.peak.anonMb.toFixed(0)} MB with JS heap ${r.peak.heapMb.toFixed(0)} + external ${r.peak.externalMb.toFixed(0)} MB at that moment`);
+  }
   console.log('events     sessions  MB      parse-only ev/s  replay ev/s  ratio  peak RSS MB (anon + file)  RSS after engine open  anon at 10% / 50% / 100% of the input');
   for (const { n, r, mb } of runs) {
     const at = (f: number): string => (r.samples[Math.min(r.samples.length - 1, Math.max(0, Math.round(f * r.samples.length) - 1))]?.memory.anonMb ?? 0).toFixed(0);

@@ -783,6 +783,9 @@ const SHORT_TEXT = 64;
 const SHORT_MEMO_SIZE = 4096;
 /** Short texts already redacted: the redacted text and its count, or the text itself when it held none. */
 const shortMemo = new Map<string, RedactedText | string>();
+/** The last short text of each length looked up, and its result (as shortMemo holds it). */
+const lastShortIn: (string | undefined)[] = new Array<undefined>(SHORT_TEXT + 1).fill(undefined);
+const lastShortOut: (RedactedText | string | undefined)[] = new Array<undefined>(SHORT_TEXT + 1).fill(undefined);
 
 /**
  * redactCounted for the short fields of an event (session, turn, agent, host, model, tool, a
@@ -791,7 +794,18 @@ const shortMemo = new Map<string, RedactedText | string>();
  */
 export function redactShortCounted(text: string, into: RedactionCount): string {
   if (text.length > SHORT_TEXT) return redactCounted(text, into);
-  const known = shortMemo.get(text);
+  // The last text of each length (a session id, a model, a host: the same value event after
+  // event, often the same string) is compared before the memo is asked: no hash to compute.
+  const slot = text.length;
+  let known: RedactedText | string | undefined;
+  if (lastShortIn[slot] === text) known = lastShortOut[slot];
+  else {
+    known = shortMemo.get(text);
+    if (known !== undefined) {
+      lastShortIn[slot] = text;
+      lastShortOut[slot] = known;
+    }
+  }
   if (known !== undefined) {
     if (typeof known === 'string') return known;
     into.count += known.count;

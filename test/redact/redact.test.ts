@@ -219,6 +219,24 @@ describe('redaction in the decoder', () => {
     expect(texts.filter((t) => redactText(t).count > 0).length).toBeGreaterThan(20);
   });
 
+  it('the remembered form answers each text for itself when texts of one length alternate (the last text of each length is remembered apart)', () => {
+    const secret = `ghp_${x(36)}`;
+    const plain = 'p'.repeat(secret.length);
+    const other = `ghp_${x(36).split('').reverse().join('')}`;
+    expect(other.length).toBe(secret.length);
+    const into = { count: 0 };
+    const seen: string[] = [];
+    for (let i = 0; i < 12; i++) for (const t of [secret, plain, other, `${plain}`]) seen.push(redactShortCounted(t, into));
+    for (let i = 0; i < seen.length; i += 4) {
+      expect(seen[i]).toBe(redactText(secret).text);
+      expect(seen[i + 1]).toBe(plain);
+      expect(seen[i + 2]).toBe(redactText(other).text);
+      expect(seen[i + 3]).toBe(plain);
+    }
+    expect(seen[0]).not.toBe(seen[2]);
+    expect(into.count).toBe(24);
+  });
+
   it('every name isSecretName accepts holds one of NAME_WORD (the named rules reject the others inside the expression, so nothing a name would redact is lost)', () => {
     const word = new RegExp(NAME_WORD, 'i');
     const part = fc.oneof(

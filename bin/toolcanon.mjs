@@ -40,27 +40,42 @@ function stdinCarriesData() {
   }
 }
 
-/** fd 0 made /dev/null, its file kept on a new descriptor (returned); undefined when that cannot be done here. */
+/**
+ * fd 0 made /dev/null, its file kept on a new descriptor that no child process inherits
+ * (returned); undefined when that cannot be done here (the caller then runs a child instead).
+ */
 async function moveStdinAside() {
   if (process.env.TOOLCANON_STDIN_CHILD === '1') return undefined;
+  if (process.platform !== 'linux' && process.platform !== 'darwin') return undefined;
+  let kept;
   let devNull;
   try {
     const { createRequire } = await import('node:module');
     const { open, load, DataType } = createRequire(import.meta.url)('ffi-rs');
-    const library = 'toolcanon-libc';
-    open({ library, path: process.platform === 'darwin' ? '/usr/lib/libSystem.B.dylib' : 'libc.so.6' });
-    const call = (funcName, values) => load({ library, funcName, retType: DataType.I32, paramsType: values.map(() => DataType.I32), paramsValue: values });
-    devNull = openSync('/dev/null', 'r');
-    const kept = call('dup', [0]);
-    if (kept < 0) return undefined;
-    if (call('dup2', [devNull, 0]) !== 0) {
-      closeSync(kept);
-      return undefined;
+    const library = 'toolcanon-self';
+    open({ library, path: '' }); // the process itself: libc's functions, whichever libc it is
+    const call = (funcName, types, values) => load({ library, funcName, retType: DataType.I32, paramsType: types, paramsValue: values });
+    if (process.platform === 'linux') {
+      // A descriptor number of our own (Node opens close-on-exec), then stdin copied onto it,
+      // close-on-exec too: dup3 sets the flag as it copies.
+      kept = openSync('/dev/null', 'r');
+      if (call('dup3', [DataType.I32, DataType.I32, DataType.I32], [0, kept, 0o2000000 /* O_CLOEXEC */]) !== kept) throw new Error('dup3');
+    } else {
+      // No dup3 on macOS: dup, then FIOCLEX (an ioctl that takes no argument).
+      const copy = call('dup', [DataType.I32], [0]);
+      if (copy < 0) throw new Error('dup');
+      kept = copy;
+      if (call('ioctl', [DataType.I32, DataType.I64], [kept, 0x20006601 /* FIOCLEX */]) !== 0) throw new Error('ioctl');
     }
-    return kept;
+    devNull = openSync('/dev/null', 'r');
+    if (call('dup2', [DataType.I32, DataType.I32], [devNull, 0]) !== 0) throw new Error('dup2');
+    const moved = kept;
+    kept = undefined;
+    return moved;
   } catch {
-    return undefined; // no ffi-rs for this platform, or no such C library: the child below
+    return undefined; // no ffi-rs for this platform, or a call refused: the child below
   } finally {
+    if (kept !== undefined) closeSync(kept);
     if (devNull !== undefined) closeSync(devNull);
   }
 }

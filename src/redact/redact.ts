@@ -425,10 +425,14 @@ function linesWithNameWord(text: string): number[] {
   return out;
 }
 
-/** The spans the named rules find in a text, searched whole or on its lines with a name word (the two must agree; tests). */
-export function namedRuleSpans(text: string, byLines: boolean): { start: number; end: number; kind: string }[] {
+/**
+ * The spans the named rules find in a text, searched whole or on its lines with a name word, the
+ * lines found by the gate's name places (`viaGate`, as for a text the gate ran on) or by
+ * NAME_WORD's expression (all three must agree; tests).
+ */
+export function namedRuleSpans(text: string, byLines: boolean, viaGate = false): { start: number; end: number; kind: string }[] {
   const out: Span[] = [];
-  runNamedRules(text, 0, out, byLines);
+  runNamedRules(text, 0, out, byLines, viaGate ? gate(text) : undefined);
   return out.map((s) => ({ start: s.start, end: s.end, kind: s.kind }));
 }
 

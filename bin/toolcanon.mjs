@@ -24,7 +24,7 @@ function newestMtimeMs(dir) {
 // The embedded engine (chdb) reads the process's fd 0 as data for every INSERT when it is a pipe,
 // a file or a socket with data (chdb-io/chdb-core#239): `cat x | toolcanon replay -` would fail,
 // or worse, insert those bytes. So when stdin carries data, fd 0 is made /dev/null and our stdin
-// is read from a copy of it instead (TOOLCANON_STDIN_FD): in place, through libc's dup and dup2
+// is read from a copy of it instead (TOOLCANON_STDIN_FD): in place, through libc's dup3 and dup2
 // (ffi-rs, a dependency already); where that cannot be done (or TOOLCANON_STDIN_CHILD=1), in a
 // child whose fd 0 is /dev/null and which reads our stdin from fd 3. A child costs a second
 // Node start (~70 ms here), which a script that runs toolcanon with a pipe for stdin (a

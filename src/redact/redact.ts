@@ -382,6 +382,19 @@ function runNamedRules(text: string, base: number, out: Span[], byLines: boolean
 }
 
 /**
+ * Adds the line of `text` that holds place `at`, with the newline that ends it, to `out` ([from,
+ * to) pairs in order, joined where they touch); gives where that line ends.
+ */
+function addLineAt(text: string, at: number, out: number[]): number {
+  const from = text.lastIndexOf('\n', at - 1) + 1;
+  const nl = text.indexOf('\n', at);
+  const to = nl === -1 ? text.length : nl + 1;
+  if (out.length > 0 && out[out.length - 1] === from) out[out.length - 1] = to;
+  else out.push(from, to);
+  return to;
+}
+
+/**
  * The lines of a text that hold a place the gate names (a name word, or a short flag: a superset
  * of NAME_WORD's words), each with the newline that ends it, joined where they touch: [from, to)
  * pairs in order.
@@ -391,11 +404,7 @@ function nameWordLines(text: string, g: Gate): number[] {
   for (const w of g.what) {
     if (w.rules !== null) continue;
     if (out.length > 0 && w.at < (out[out.length - 1] as number)) continue; // in the last line taken
-    const from = text.lastIndexOf('\n', w.at - 1) + 1;
-    const nl = text.indexOf('\n', w.at);
-    const to = nl === -1 ? text.length : nl + 1;
-    if (out.length > 0 && out[out.length - 1] === from) out[out.length - 1] = to;
-    else out.push(from, to);
+    addLineAt(text, w.at, out);
   }
   return out;
 }
@@ -414,11 +423,7 @@ function linesWithNameWord(text: string): number[] {
   re.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = re.exec(text)) !== null) {
-    const from = text.lastIndexOf('\n', m.index - 1) + 1;
-    const nl = text.indexOf('\n', m.index);
-    const to = nl === -1 ? text.length : nl + 1;
-    if (out.length > 0 && out[out.length - 1] === from) out[out.length - 1] = to;
-    else out.push(from, to);
+    const to = addLineAt(text, m.index, out);
     if (to === text.length) break;
     re.lastIndex = to; // the rest of the line is in
   }
